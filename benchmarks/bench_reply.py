@@ -1,0 +1,120 @@
+"""Benchmark of the project parser (reply/): whole-parse throughput next to the oracle's (llama.cpp) on the
+same replies, and the cost of a per-character stream of a long reply against its whole parse at growing
+sizes (linear growth: constant time and scanner work per character).
+
+Run: python benchmarks/bench_reply.py [--sizes 12500,25000,50000,100000] [--no-oracle]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import reply  # noqa: E402
+from tests.reply_support import SYNTAX_TEMPLATES, replies, session  # noqa: E402
+
+
+def corpus() -> list[tuple[str, object, list[str]]]:
+    """One think/auto session per syntax with its finished replies."""
+    out = []
+    for syntax, names in SYNTAX_TEMPLATES.items():
+        s = session(names[0], "think/auto")
+        out.append((syntax, s, [text for text, partial in replies(s) if not partial]))
+    return out
+
+
+def timed(action, repeat: int = 1) -> float:
+    """Seconds per run of `action`."""
+    start = time.perf_counter()
+    for _ in range(repeat):
+        action()
+    return (time.perf_counter() - start) / repeat
+
+
+def parse_all(reader: reply.Reader, texts: list[str]) -> None:
+    """Whole parses of every text, refusals included."""
+    for text in texts:
+        try:
+            reader.parse(text)
+        except reply.Rejected:
+            pass
+
+
+def throughput(use_oracle: bool) -> None:
+    """Replies per second and characters per second, project parser next to the oracle."""
+    oracle = None
+    if use_oracle:
+        from oracle.client import Oracle
+
+        oracle = Oracle()
+    rows = []
+    for syntax, s, texts in corpus():
+        reader = reply.open(s)
+        size = sum(len(t) for t in texts)
+        mine = timed(lambda: parse_all(reader, texts), repeat=5)
+        row = [syntax, len(texts), size, f"{len(texts) / mine:,.0f}", f"{size / mine / 1e3:,.0f}"]
+        if oracle is not None:
+            handle = oracle.render(s.render_request()).handle
+            theirs = timed(lambda: [oracle.parse(handle, t) for t in texts], repeat=5)
+            row += [f"{len(texts) / theirs:,.0f}", f"{size / theirs / 1e3:,.0f}", f"{theirs / mine:.2f}"]
+        rows.append(row)
+    headers = ["syntax", "replies", "chars", "reply/s", "kchar/s"]
+    if oracle is not None:
+        headers += ["oracle reply/s", "oracle kchar/s", "oracle time / reply time"]
+        oracle.close()
+    print("Whole-parse throughput (oracle figures include its JSON-lines round trip per reply)")
+    print(tabulate(rows, headers=headers, tablefmt="github"))
+
+
+def long_reply(size: int) -> str:
+    """A Qwen3 (hermes) reply of about `size` characters: a quarter thought, a quarter content, then a call
+    with a long string argument and a call with a long array."""
+    quarter = size // 4
+    words = ("word " * (quarter // 5 + 1))[:quarter]
+    args = json.dumps({"city": "x" * quarter, "days": 4})
+    event = json.dumps({"event": {"title": "t"}, "attendees": [f"a{i:05d}" for i in range(quarter // 10)]})
+    return (f"<think>{words}</think>{words}<tool_call>\n"
+            f'{{"name": "get_weather", "arguments": {args}}}\n</tool_call>\n<tool_call>\n'
+            f'{{"name": "create_event", "arguments": {event}}}\n</tool_call>')
+
+
+def streaming(sizes: list[int]) -> None:
+    """Per-character stream against whole parse, at growing reply sizes."""
+    reader = reply.open(session("Qwen-Qwen3-0.6B.jinja", "think/parallel"))
+    rows = []
+    for size in sizes:
+        text = long_reply(size)
+        whole = timed(lambda: reader.parse(text))
+        stream = reader.stream()
+        start = time.perf_counter()
+        for char in text:
+            stream.feed(char)
+        final = stream.finish()
+        elapsed = time.perf_counter() - start
+        assert final == reader.parse(text), "stream end differs from the whole parse"
+        rows.append([len(text), f"{whole * 1e3:.1f}", f"{elapsed:.2f}", f"{elapsed / len(text) * 1e6:.1f}",
+                     stream.examined, f"{stream.examined / len(text):.2f}", f"{elapsed / whole:,.0f}"])
+    print("\nPer-character stream of a long reply vs its whole parse (linear: µs/char and work/char stay flat)")
+    print(tabulate(rows, headers=["chars", "whole parse ms", "char stream s", "stream µs/char",
+                                  "chars examined", "examined/char", "stream / whole"], tablefmt="github"))
+
+
+def main() -> None:
+    """Print both tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="12500,25000,50000,100000")
+    parser.add_argument("--no-oracle", action="store_true")
+    args = parser.parse_args()
+    throughput(not args.no_oracle)
+    streaming([int(s) for s in args.sizes.split(",")])
+
+
+if __name__ == "__main__":
+    main()

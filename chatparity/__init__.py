@@ -1,0 +1,1 @@
+"""chatparity: check a chat-reply parser against llama.cpp, template by template and chunk by chunk."""

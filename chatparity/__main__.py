@@ -1,0 +1,7 @@
+"""`python -m chatparity` runs the chatparity command."""
+
+import sys
+
+from harness.cli import main
+
+sys.exit(main())

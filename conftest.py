@@ -1,0 +1,60 @@
+"""Shared pytest fixtures: the real llama.cpp oracle, started once per test process, and upstream templates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the weather forecast for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+@pytest.fixture(scope="session")
+def oracle() -> Iterator[object]:
+    """The llama.cpp oracle at the default pin (built on first use, cached across runs)."""
+    from oracle.client import Oracle
+
+    client = Oracle()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def upstream_templates() -> Path:
+    """The directory of the upstream templates at the default pin."""
+    from oracle.source import ensure_source
+
+    return ensure_source() / "models" / "templates"
+
+
+@pytest.fixture(scope="session")
+def render_upstream(oracle: Any, upstream_templates: Path) -> Callable[..., Any]:
+    """Render an upstream template with the oracle: one user question, the weather tool offered, a pinned clock."""
+
+    def render(name: str, **fields: Any) -> Any:
+        request = {
+            "template": (upstream_templates / name).read_text(encoding="utf-8"),
+            "bos": "",
+            "eos": "",
+            "messages": [{"role": "user", "content": "What's the weather in Rio?"}],
+            "tools": [WEATHER_TOOL],
+            "tool_choice": "auto",
+            "enable_thinking": True,
+            "now": "2025-06-15T10:30:00Z",
+        }
+        return oracle.render({**request, **fields})
+
+    return render

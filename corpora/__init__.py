@@ -1,0 +1,1 @@
+"""Sessions (template × mode × conversation) and the replies read under them."""

@@ -1,0 +1,321 @@
+"""Tool-call shapes: a template's own call text, composed with prose and corrupted in the ways models do."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from corpora.cases import Reply
+from corpora.conversations import call
+from corpora.roundtrip import truth_of
+from corpora.sessions import ToolMode
+from corpora.skips import Skip
+from corpora.thinking_shapes import CONTENT
+from harness.readings import Message
+
+ORIGIN = "toolcall"
+PROSE = "Let me check the weather for you."
+AFTER = "\nI will report back once I have it."
+THOUGHT_PREFIX = "I need the forecast first.\n"
+UNKNOWN_TOOL = "launch_rocket"
+CJK_CITY = '東京 "渋谷" \\ {a: [1]}\n\tcafé ☀'
+CALLING_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
+TAG_PATTERN = re.compile(r"<[^<>\s]{1,40}>|\[[A-Z_]{3,}\]|<[A-Za-z_:]{2,30}(?=[\s=])")
+CLOSING_PATTERN = re.compile(r"</[^<>\s]{1,40}>")
+
+
+class CallShape(str, Enum):
+    """The tool-call shapes."""
+
+    PROSE_BEFORE = "prose_before_call"
+    TEXT_AFTER = "text_after_call"
+    UNKNOWN_NAME = "unknown_tool_name"
+    MALFORMED_ARGUMENTS = "malformed_arguments"
+    CALL_IN_THOUGHT = "call_inside_thought"
+    NO_OPENING_WRAPPER = "call_without_opening_wrapper"
+    TWO_CALLS_ONE_UNKNOWN = "two_calls_one_unknown"
+    EMPTY_ARGUMENTS = "empty_arguments"
+    CJK_ESCAPES = "cjk_and_escapes_in_arguments"
+    INTEGER_AS_TEXT = "integer_written_as_text"
+    BOOLEAN_AS_TEXT = "boolean_written_as_text"
+    OBJECT_AS_TEXT = "object_written_as_text"
+    MARKER_QUOTED = "marker_quoted_then_call"
+
+
+QUICK_SHAPES = (
+    CallShape.PROSE_BEFORE,
+    CallShape.TEXT_AFTER,
+    CallShape.UNKNOWN_NAME,
+    CallShape.MALFORMED_ARGUMENTS,
+    CallShape.NO_OPENING_WRAPPER,
+    CallShape.MARKER_QUOTED,
+)
+
+
+class Turn(str, Enum):
+    """The assistant turns whose written text the shapes are made from."""
+
+    CONTENT = "content"
+    ONE_CALL = "one_call"
+    PROSE_CALL = "prose_call"
+    QUOTED_CALL = "quoted_marker_call"
+    TWO_CALLS_ONE_UNKNOWN = "two_calls_one_unknown"
+    EMPTY_ARGUMENTS = "empty_arguments"
+    CJK_ARGUMENTS = "cjk_arguments"
+    INTEGER_AS_TEXT = "integer_as_text"
+    BOOLEAN_AS_TEXT = "boolean_as_text"
+    OBJECT_AS_TEXT = "object_as_text"
+    TAGS_IN_ARGUMENT = "tags_in_argument"
+
+
+NATIVE_SHAPES = {
+    CallShape.PROSE_BEFORE: Turn.PROSE_CALL,
+    CallShape.TWO_CALLS_ONE_UNKNOWN: Turn.TWO_CALLS_ONE_UNKNOWN,
+    CallShape.EMPTY_ARGUMENTS: Turn.EMPTY_ARGUMENTS,
+    CallShape.CJK_ESCAPES: Turn.CJK_ARGUMENTS,
+    CallShape.INTEGER_AS_TEXT: Turn.INTEGER_AS_TEXT,
+    CallShape.BOOLEAN_AS_TEXT: Turn.BOOLEAN_AS_TEXT,
+    CallShape.OBJECT_AS_TEXT: Turn.OBJECT_AS_TEXT,
+    CallShape.MARKER_QUOTED: Turn.QUOTED_CALL,
+}
+COMPOSABLE_SHAPES = (CallShape.PROSE_BEFORE, CallShape.MARKER_QUOTED, CallShape.TWO_CALLS_ONE_UNKNOWN)
+TRUTH_SHAPES = {
+    CallShape.EMPTY_ARGUMENTS: CALLING_MODES,
+    CallShape.CJK_ESCAPES: CALLING_MODES,
+}
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """The tools of a session the shapes call, found by their parameter types."""
+
+    weather: str
+    city: str
+    days: str
+    empty: str | None
+    nested: tuple[str, str] | None
+    boolean: tuple[str, str] | None
+    code: tuple[str, str] | None
+    defs: tuple[dict[str, Any], ...]
+
+
+def properties(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool definition's top-level parameter schemas."""
+    return dict(tool.get("function", tool).get("parameters", {}).get("properties", {}))
+
+
+def tool_name(tool: dict[str, Any]) -> str:
+    """A tool definition's function name."""
+    return str(tool.get("function", tool)["name"])
+
+
+def first_param(tool: dict[str, Any], kind: str, hint: str = "") -> str | None:
+    """The first parameter of a JSON type (preferring one whose name holds the hint)."""
+    names = [name for name, schema in properties(tool).items() if schema.get("type") == kind]
+    hinted = [name for name in names if hint and hint in name]
+    return next(iter(hinted or names), None)
+
+
+def tool_set(defs: tuple[dict[str, Any], ...]) -> ToolSet | str:
+    """The tools the shapes call, or why the set lacks the string-and-integer tool they need."""
+    weather = next((t for t in defs if first_param(t, "string") and first_param(t, "integer")), None)
+    if weather is None:
+        return "no tool takes both a string and an integer parameter"
+
+    def find(kind: str, hint: str = "") -> tuple[str, str] | None:
+        hinted = [t for t in defs if hint and hint in str(first_param(t, kind, hint))]
+        tool = next(iter(hinted or [t for t in defs if first_param(t, kind)]), None)
+        return None if tool is None else (tool_name(tool), str(first_param(tool, kind, hint)))
+
+    return ToolSet(
+        weather=tool_name(weather), city=str(first_param(weather, "string")),
+        days=str(first_param(weather, "integer")),
+        empty=next((tool_name(t) for t in defs if not properties(t)), None),
+        nested=find("object"), boolean=find("boolean"), code=find("string", "code"), defs=defs,
+    )
+
+
+def sample_value(schema: dict[str, Any]) -> Any:
+    """A plain value of a parameter schema's type."""
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: sample_value(sub) for name, sub in schema.get("properties", {}).items()}
+    return {"integer": 4, "number": 2.5, "boolean": True, "array": ["ana", "rui"]}.get(str(kind), "Rio")
+
+
+def arguments_for(tools: ToolSet, name: str, **given: Any) -> dict[str, Any]:
+    """Arguments for every parameter of a tool: the given values, sample values for the rest."""
+    tool = next(t for t in tools.defs if tool_name(t) == name)
+    return {param: given.get(param, sample_value(schema)) for param, schema in properties(tool).items()}
+
+
+def weather_arguments(tools: ToolSet, city: str = "Rio", days: Any = 4) -> dict[str, Any]:
+    """The arguments of the plain weather call."""
+    return {tools.city: city, tools.days: days}
+
+
+def turn_message(turn: Turn, tools: ToolSet, quoted: str, tag_code: str) -> dict[str, Any] | None:
+    """The assistant message of a turn, or None where the tool set has no tool for it."""
+    weather = call(tools.weather, weather_arguments(tools))
+    calls: list[dict[str, Any]] | None = None
+    content = ""
+    if turn is Turn.CONTENT:
+        return {"role": "assistant", "content": CONTENT}
+    if turn in (Turn.ONE_CALL, Turn.PROSE_CALL, Turn.QUOTED_CALL):
+        calls = [weather]
+        content = {Turn.PROSE_CALL: PROSE, Turn.QUOTED_CALL: quoted}.get(turn, "")
+    elif turn is Turn.TWO_CALLS_ONE_UNKNOWN:
+        calls = [weather, call(UNKNOWN_TOOL, {"target": "moon"}, 1)]
+    elif turn is Turn.EMPTY_ARGUMENTS and tools.empty:
+        calls = [call(tools.empty, {})]
+    elif turn is Turn.CJK_ARGUMENTS:
+        calls = [call(tools.weather, weather_arguments(tools, CJK_CITY))]
+    elif turn is Turn.INTEGER_AS_TEXT:
+        calls = [call(tools.weather, weather_arguments(tools, days="4"))]
+    elif turn is Turn.BOOLEAN_AS_TEXT and tools.boolean:
+        name, param = tools.boolean
+        calls = [call(name, arguments_for(tools, name, **{param: "true"}))]
+    elif turn is Turn.OBJECT_AS_TEXT and tools.nested:
+        name, param = tools.nested
+        value = json.dumps(arguments_for(tools, name)[param], ensure_ascii=False)
+        calls = [call(name, arguments_for(tools, name, **{param: value}))]
+    elif turn is Turn.TAGS_IN_ARGUMENT and tools.code:
+        name, param = tools.code
+        calls = [call(name, arguments_for(tools, name, **{param: tag_code}))]
+    if calls is None:
+        return None
+    return {"role": "assistant", "content": content, "tool_calls": calls}
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a template writes for one assistant turn as a reply (text None with the reason when it can't)."""
+
+    message: dict[str, Any]
+    text: str | None
+    reason: str = ""
+    hand: bool = False
+
+
+@dataclass(frozen=True)
+class CallText:
+    """The plain one-call reply split into what precedes the call and the call itself."""
+
+    head: str
+    body: str
+    name: str
+    opening: str
+
+
+def opening_marker(prefix: str, markers: tuple[str, ...]) -> str:
+    """The earliest marker (or tag-like token) in the text before a call's name."""
+    found = [(prefix.find(m), -len(m), m) for m in markers if m and m in prefix]
+    found += [(match.start(), -len(match.group()), match.group()) for match in TAG_PATTERN.finditer(prefix)]
+    return min(found)[2] if found else ""
+
+
+def split_call(text: str, name: str, think_end: str, markers: tuple[str, ...]) -> CallText | str:
+    """Split a written one-call reply at the call's opening, or say why it can't be."""
+    at = text.find(name)
+    if at < 0:
+        return f"the written call does not hold the tool name {name!r}"
+    head_end = 0
+    if think_end and think_end in text[:at]:
+        head_end = text.rindex(think_end, 0, at) + len(think_end)
+        head_end += len(text[head_end:at]) - len(text[head_end:at].lstrip())
+    think_tags = {think_end}
+    opening = opening_marker(text[head_end:at], tuple(m for m in markers if m not in think_tags))
+    return CallText(text[:head_end], text[head_end:], name, opening)
+
+
+def break_arguments(body: str, value: str, markers: tuple[str, ...]) -> str | None:
+    """The call with the closing after its first argument value removed, or None when none is found."""
+    at = body.find(value)
+    if at < 0:
+        return None
+    end = at + len(value)
+    if body[end:end + 1] == '"':
+        return body[:end] + body[end + 1:]
+    closers = [(body.find(m, end), m) for m in markers if m and body.find(m, end) >= 0]
+    closers += [(match.start(), match.group()) for match in CLOSING_PATTERN.finditer(body, end)]
+    if not closers:
+        return None
+    where, closer = min(closers)
+    return body[:where] + body[where + len(closer):]
+
+
+@dataclass(frozen=True)
+class CallFrame:
+    """What the call shapes of one session are built from."""
+
+    tools: ToolSet
+    mode: ToolMode
+    written: dict[Turn, Written]
+    markers: tuple[str, ...]
+    think_start: str = ""
+    think_end: str = ""
+    opened: bool = False
+
+
+def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
+    """A shape made by composing or corrupting the plain one-call text."""
+    head, body = split.head, split.body
+    if shape is CallShape.TEXT_AFTER:
+        return head + body + AFTER
+    if shape is CallShape.UNKNOWN_NAME:
+        return head + body.replace(split.name, UNKNOWN_TOOL)
+    if shape is CallShape.MALFORMED_ARGUMENTS:
+        broken = break_arguments(body, "Rio", frame.markers)
+        return Skip(ORIGIN, shape.value, "no closing found after the argument value") if broken is None \
+            else head + broken
+    if shape is CallShape.TWO_CALLS_ONE_UNKNOWN:
+        return head + body + body.replace(split.name, UNKNOWN_TOOL)
+    if shape in COMPOSABLE_SHAPES:
+        failed = frame.written.get(NATIVE_SHAPES[shape])
+        prose = (failed.message.get("content") if failed else "") or PROSE
+        return f"{head}{prose}\n{body}"
+    if shape is CallShape.CALL_IN_THOUGHT:
+        if not (frame.think_start and frame.think_end):
+            return Skip(ORIGIN, shape.value, "the template has no thinking tags")
+        lead = "" if frame.opened else frame.think_start
+        return f"{lead}{THOUGHT_PREFIX}{body}{frame.think_end}"
+    if not split.opening:
+        return Skip(ORIGIN, shape.value, "the written call has no opening marker")
+    return head + body.replace(split.opening, "", 1)
+
+
+def truth_for(frame: CallFrame, shape: CallShape, written: Written) -> Message | None:
+    """The truth of a natively written shape where it is certain."""
+    if written.hand or frame.mode not in TRUTH_SHAPES.get(shape, ()):
+        return None
+    return truth_of(written.message, written.text or "")
+
+
+def call_replies(frame: CallFrame, shapes: tuple[CallShape, ...]) -> tuple[list[Reply], list[Skip]]:
+    """The replies of the given call shapes for one session, and the shapes it could not make."""
+    one = frame.written.get(Turn.ONE_CALL)
+    if one is None or one.text is None:
+        reason = one.reason if one else "no call was written"
+        return [], [Skip(ORIGIN, shape.value, reason) for shape in shapes]
+    split = split_call(one.text, frame.tools.weather, frame.think_end, frame.markers)
+    replies: list[Reply] = []
+    skips: list[Skip] = []
+    note = "hand-written call: the template never writes calls" if one.hand else ""
+    for shape in shapes:
+        written = frame.written.get(NATIVE_SHAPES[shape]) if shape in NATIVE_SHAPES else None
+        if written is not None and written.text is not None:
+            replies.append(Reply(written.text, False, ORIGIN, shape.value, truth_for(frame, shape, written), note))
+            continue
+        if shape in NATIVE_SHAPES and shape not in COMPOSABLE_SHAPES:
+            skips.append(Skip(ORIGIN, shape.value, written.reason if written else "no tool for this shape"))
+            continue
+        made = composed(frame, shape, split) if isinstance(split, CallText) else Skip(ORIGIN, shape.value, split)
+        if isinstance(made, Skip):
+            skips.append(made)
+        else:
+            why = f"composed: the template's own rendering failed ({written.reason})" if written else note
+            replies.append(Reply(made, False, ORIGIN, shape.value, None, why))
+    return replies, skips

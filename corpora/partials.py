@@ -1,0 +1,91 @@
+"""Partial replies: finished replies cut at marked points, as a max_tokens stop would cut them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from corpora.cases import Reply
+
+ORIGIN = "partial"
+
+
+class CutPoint(str, Enum):
+    """Where a reply is cut."""
+
+    IN_MARKER = "in_marker"
+    AFTER_MARKER = "after_marker"
+    IN_THOUGHT = "in_thought"
+    IN_CALL_MARKER = "in_call_marker"
+    AFTER_CALL_MARKER = "after_call_marker"
+    IN_NAME = "in_call_name"
+    IN_ARGUMENTS = "in_arguments"
+
+
+@dataclass(frozen=True)
+class Landmarks:
+    """The strings a reply is cut at: the template's markers, thought texts, tool names, argument values."""
+
+    markers: tuple[str, ...]
+    thoughts: tuple[str, ...]
+    names: tuple[str, ...]
+    values: tuple[str, ...]
+
+
+def earliest(text: str, needles: tuple[str, ...], start: int = 0) -> tuple[int, str] | None:
+    """The first occurrence (position, needle) of any needle at or after start, longest first on a tie."""
+    found = [(text.find(n, start), -len(n), n) for n in needles if n and text.find(n, start) >= 0]
+    if not found:
+        return None
+    at, _, needle = min(found)
+    return at, needle
+
+
+def latest(text: str, needles: tuple[str, ...]) -> tuple[int, str] | None:
+    """The last occurrence (position, needle) of any needle, longest first on a tie."""
+    found = [(text.rfind(n), len(n), n) for n in needles if n and n in text]
+    if not found:
+        return None
+    at, _, needle = max(found)
+    return at, needle
+
+
+def middle(at: int, needle: str) -> int:
+    """An offset strictly inside a needle found at a position (needles of one character have none)."""
+    return at + max(1, len(needle) // 2)
+
+
+def cut_points(text: str, marks: Landmarks) -> list[tuple[CutPoint, int]]:
+    """Every cut point found in a reply, as (point, code-point offset), strictly inside the text."""
+    points: list[tuple[CutPoint, int]] = []
+    marker = earliest(text, tuple(m for m in marks.markers if len(m) > 1))
+    if marker:
+        points += [(CutPoint.IN_MARKER, middle(*marker)), (CutPoint.AFTER_MARKER, marker[0] + len(marker[1]))]
+    thought = earliest(text, marks.thoughts)
+    if thought:
+        points.append((CutPoint.IN_THOUGHT, middle(*thought)))
+    name = earliest(text, marks.names)
+    if name:
+        opening = latest(text[:name[0]], tuple(m for m in marks.markers if len(m) > 1))
+        if opening and opening != marker:
+            points += [(CutPoint.IN_CALL_MARKER, middle(*opening)),
+                       (CutPoint.AFTER_CALL_MARKER, opening[0] + len(opening[1]))]
+        points.append((CutPoint.IN_NAME, middle(*name)))
+        value = earliest(text, marks.values, name[0] + len(name[1]))
+        if value:
+            points.append((CutPoint.IN_ARGUMENTS, middle(*value)))
+    return [(point, offset) for point, offset in points if 0 < offset < len(text)]
+
+
+def partial_replies(sources: list[tuple[Reply, tuple[CutPoint, ...]]], marks: Landmarks) -> list[Reply]:
+    """Each source reply cut at those of its marked points asked for, flagged partial, named source@point."""
+    out: list[Reply] = []
+    for source, wanted in sources:
+        for point, offset in cut_points(source.text, marks):
+            if point not in wanted:
+                continue
+            out.append(Reply(
+                source.text[:offset], True, ORIGIN, f"{source.origin}:{source.shape}@{point.value}", None,
+                f"cut at {offset} of {len(source.text)}",
+            ))
+    return out

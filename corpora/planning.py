@@ -1,0 +1,124 @@
+"""Planning sessions: every template × mode × conversation, rendered by jinja2, by profile and selection."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from typing import Any
+
+from corpora.conversations import Conversation, messages
+from corpora.jinja_env import RENDER_ERRORS, error_text
+from corpora.prompts import render_chat
+from corpora.sessions import Mode, Session, ToolMode
+from corpora.tools import STANDARD_TOOLS
+from corpora.turns import generation_prompt, opens_thought
+from templates.index import TemplateEntry, load_index, sha256_text, template_source
+
+PROFILES = ("quick", "full")
+
+
+class PlanError(Exception):
+    """The selection or the upstream templates do not fit the index."""
+
+
+@dataclass(frozen=True)
+class PlannedSession:
+    """A session, its index entry, the jinja2 error ('' if none) and if its prompt opens a thought."""
+
+    session: Session
+    entry: TemplateEntry
+    jinja_error: str
+    opens_thought: bool
+
+
+def kwarg_settings(entry: TemplateEntry, profile: str) -> list[tuple[tuple[str, Any], ...]]:
+    """The kwargs sets to try: none, then one kwarg at a time with each value (the first only, in quick)."""
+    settings: list[tuple[tuple[str, Any], ...]] = [()]
+    for name, values in entry.kwargs:
+        for value in values if profile == "full" else values[:1]:
+            settings.append(((name, value),))
+    return settings
+
+
+def modes(entry: TemplateEntry, profile: str) -> list[Mode]:
+    """Thinking on/off × kwargs sets × the five tool modes."""
+    return [
+        Mode(thinking, tools, kwargs)
+        for thinking in (True, False)
+        for kwargs in kwarg_settings(entry, profile)
+        for tools in ToolMode
+    ]
+
+
+def conversations(mode: Mode, profile: str) -> list[Conversation]:
+    """The conversations of a mode: all in the full profile; in quick, the others only for think/auto."""
+    if profile == "full" or (mode.thinking and mode.tools is ToolMode.AUTO and not mode.kwargs):
+        return list(Conversation)
+    return [Conversation.SINGLE]
+
+
+def plan_session(entry: TemplateEntry, source: str, mode: Mode, conversation: Conversation) -> PlannedSession:
+    """One session rendered by jinja2 (prompt None and the error kept when it fails)."""
+    session = Session(
+        template=entry.name,
+        template_source=source,
+        template_sha256=entry.sha256,
+        bos=entry.bos,
+        eos=entry.eos,
+        mode=mode,
+        conversation=conversation.value,
+        messages=messages(conversation),
+        tool_defs=STANDARD_TOOLS,
+    )
+    try:
+        prompt = render_chat(
+            entry, source, session.messages, session.tools, mode.thinking, session.kwargs, True
+        )
+        without = render_chat(
+            entry, source, session.messages, session.tools, mode.thinking, session.kwargs, False
+        )
+    except RENDER_ERRORS as error:
+        return PlannedSession(session, entry, error_text(error), False)
+    gp = generation_prompt(without, prompt)
+    session = Session(**{**session.__dict__, "prompt": prompt})
+    return PlannedSession(session, entry, "", opens_thought(gp, entry.think_start, entry.think_end))
+
+
+def checked_source(entry: TemplateEntry, version: str | None) -> str:
+    """The upstream source of an indexed template, refused when its hash no longer matches the index."""
+    source = template_source(entry.name, version)
+    if sha256_text(source) != entry.sha256:
+        raise PlanError(
+            f"template {entry.name} at llama-cpp-python {version or 'the default pin'} does not match "
+            "templates/index.json "
+            f"(sha256 {sha256_text(source)[:12]} vs {entry.sha256[:12]}); run `chatparity templates check`"
+        )
+    return source
+
+
+def plan(
+    profile: str = "quick",
+    templates: str | None = None,
+    family: str | None = None,
+    mode: str | None = None,
+    version: str | None = None,
+) -> list[PlannedSession]:
+    """The sessions of a profile, selected by a template file-name glob, a family and a mode-label glob."""
+    if profile not in PROFILES:
+        raise PlanError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
+    index = load_index()
+    entries = [
+        entry
+        for name, entry in sorted(index.items())
+        if (templates is None or fnmatch(name, templates)) and (family is None or entry.family == family)
+    ]
+    if not entries:
+        raise PlanError(f"no template matches templates={templates!r} family={family!r}")
+    planned: list[PlannedSession] = []
+    for entry in entries:
+        source = checked_source(entry, version)
+        for each in modes(entry, profile):
+            if mode is not None and not fnmatch(each.label, mode):
+                continue
+            planned += [plan_session(entry, source, each, conv) for conv in conversations(each, profile)]
+    return planned

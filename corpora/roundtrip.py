@@ -1,0 +1,127 @@
+"""Round-trip replies: what the template itself writes for an assistant turn, read as a model's reply."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from corpora.cases import Reply
+from corpora.jinja_env import RENDER_ERRORS, error_text
+from corpora.planning import PlannedSession
+from corpora.prompts import render_chat
+from corpora.turn_shapes import TURN_SHAPES, TurnShape
+from corpora.turns import TurnText, strip_end_of_turn, turn_body
+from harness.readings import Message, ToolCall
+
+ORIGIN = "roundtrip"
+
+
+@dataclass(frozen=True)
+class RoundTripTurn:
+    """A turn shape and what the template wrote for it (or why it can't be read back)."""
+
+    shape: TurnShape
+    turn: TurnText
+
+
+def shapes_for(planned: PlannedSession) -> list[TurnShape]:
+    """The turn shapes that fit a session: calls where tools are offered, reasoning when thinking."""
+    mode = planned.session.mode
+    return [
+        shape
+        for shape in TURN_SHAPES
+        if mode.tools in shape.modes and (mode.thinking or not shape.has_reasoning)
+    ]
+
+
+def render_turn(planned: PlannedSession, assistant_message: dict[str, Any]) -> TurnText:
+    """What the template writes for the turn after the generation prompt, or None and why not."""
+    session = planned.session
+    if session.prompt is None:
+        return TurnText(None, f"jinja2 cannot render the session: {planned.jinja_error}")
+    entry = planned.entry
+    history = list(session.messages)
+    try:
+        without = render_chat(
+            entry,
+            session.template_source,
+            history,
+            session.tools,
+            session.enable_thinking,
+            session.kwargs,
+            False,
+        )
+        rendered = render_chat(
+            entry,
+            session.template_source,
+            history + [assistant_message],
+            session.tools,
+            session.enable_thinking,
+            session.kwargs,
+            False,
+        )
+    except RENDER_ERRORS as error:
+        return TurnText(None, f"jinja2 cannot render the turn: {error_text(error)}")
+    reasoning = assistant_message.get("reasoning_content") or ""
+    if reasoning and reasoning not in rendered:
+        return TurnText(None, "the template drops the reasoning of the last turn")
+    body = turn_body(
+        without, session.prompt, rendered, entry.think_start, entry.think_end, bool(reasoning), entry.eos
+    )
+    if body.text is None:
+        return body
+    text = body.text
+    names = [call["function"]["name"] for call in assistant_message.get("tool_calls") or []]
+    if any(name not in text for name in names):
+        return TurnText(None, "the template does not write the turn's tool calls")
+    content = assistant_message.get("content") or ""
+    if content and content not in text:
+        return TurnText(None, "the template does not write the turn's content")
+    payload = [text.find(part) + len(part) for part in (reasoning, content) if part]
+    payload += [text.rfind(name) + len(name) for name in names]
+    return TurnText(strip_end_of_turn(text, entry.end_of_turn, max(payload, default=0)), body.reason)
+
+
+def truth_of(message: dict[str, Any], text: str) -> Message:
+    """The message a turn encodes; a call id only where the template wrote it."""
+    calls = tuple(
+        ToolCall(
+            name=call["function"]["name"],
+            arguments=json.dumps(call["function"]["arguments"], ensure_ascii=False),
+            id=call["id"] if call["id"] in text else "",
+        )
+        for call in message.get("tool_calls") or []
+    )
+    return Message(
+        content=message.get("content") or "",
+        reasoning_content=message.get("reasoning_content") or "",
+        tool_calls=calls,
+    )
+
+
+def roundtrip_turns(planned: PlannedSession) -> list[RoundTripTurn]:
+    """Every fitting turn shape with what the template wrote for it or why it can't be read back."""
+    return [RoundTripTurn(shape, render_turn(planned, shape.message)) for shape in shapes_for(planned)]
+
+
+def roundtrip_replies(planned: PlannedSession) -> list[Reply]:
+    """The readable round-trip replies (one per distinct text), truth = the message rendered."""
+    replies: list[Reply] = []
+    seen: set[str] = set()
+    for item in roundtrip_turns(planned):
+        text = item.turn.text
+        if text is None or text in seen:
+            continue
+        seen.add(text)
+        replies.append(
+            Reply(
+                text=text,
+                partial=False,
+                origin=ORIGIN,
+                shape=item.shape.name,
+                truth=truth_of(item.shape.message, text),
+                note=item.turn.reason,
+            )
+        )
+    return replies

@@ -1,0 +1,1 @@
+"""The chatparity runner: rows, outcomes, chunkings, parsers under test and the CLI."""

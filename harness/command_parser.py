@@ -1,0 +1,188 @@
+"""`--parser 'cmd:COMMAND ARGS'`: a parser in any language, driven over JSON lines on its stdin and stdout."""
+
+from __future__ import annotations
+
+import json
+import queue
+import shlex
+import subprocess
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from corpora.sessions import Session
+from harness.parsers import ParserCrashed, ParserTimeout, ParserUnsupported, SessionReader, StreamRead
+from harness.readings import Reading, reading_from_json
+
+
+def session_json(session: Session) -> dict[str, Any]:
+    """The `open` request's session object."""
+    return {
+        "template": session.template,
+        "template_source": session.template_source,
+        "bos": session.bos,
+        "eos": session.eos,
+        "messages": list(session.messages),
+        "tools": session.tools,
+        "tool_choice": session.tool_choice,
+        "parallel_tool_calls": session.parallel_tool_calls,
+        "enable_thinking": session.enable_thinking,
+        "chat_template_kwargs": session.kwargs,
+        "reasoning_format": session.reasoning_format,
+        "prompt": session.prompt,
+        "now": session.now,
+    }
+
+
+def answer_reading(data: Any, what: str) -> Reading:
+    """A reading from a response field, or ParserCrashed naming what was malformed."""
+    if not isinstance(data, dict):
+        raise ParserCrashed(f"malformed {what}: expected an object, got {json.dumps(data)[:200]}")
+    try:
+        return reading_from_json(data)
+    except (AttributeError, TypeError, KeyError) as error:
+        raise ParserCrashed(f"malformed {what}: {error}: {json.dumps(data)[:200]}") from error
+
+
+class Program:
+    """The parser's process: a JSON line in, a JSON line out; restarted after a failure."""
+
+    def __init__(self, command: str, timeout: float) -> None:
+        self.argv = shlex.split(command)
+        if not self.argv:
+            raise ValueError("parser spec 'cmd:': no command given")
+        self.timeout = timeout
+        self.process: subprocess.Popen[str] | None = None
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.generation = 0
+        self.next_id = 0
+
+    def start(self) -> None:
+        """Start the process and a thread reading its stdout lines into a queue."""
+        try:
+            self.process = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                bufsize=1,
+            )
+        except OSError as error:
+            raise ValueError(f"parser command {shlex.join(self.argv)!r} cannot start: {error}") from error
+        self.lines = queue.Queue()
+        self.generation += 1
+        threading.Thread(target=self.pump, args=(self.process, self.lines), daemon=True).start()
+
+    @staticmethod
+    def pump(process: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+        """Copy the process's stdout lines to the queue, then None at end of file."""
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def stop(self) -> None:
+        """Kill the process (the next request starts a new one)."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            for pipe in (self.process.stdin, self.process.stdout):
+                if pipe is not None:
+                    pipe.close()
+            self.process = None
+
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request and return its response; ParserCrashed/ParserTimeout on failure."""
+        if self.process is None or self.process.poll() is not None:
+            self.stop()
+            self.start()
+        assert self.process is not None and self.process.stdin is not None
+        self.next_id += 1
+        line = json.dumps({"id": self.next_id, "op": op, **fields}, ensure_ascii=False)
+        try:
+            self.process.stdin.write(line + "\n")
+            self.process.stdin.flush()
+            answer = self.lines.get(timeout=self.timeout)
+        except queue.Empty:
+            self.stop()
+            raise ParserTimeout(f"{op}: no answer within {self.timeout:g}s") from None
+        except OSError as error:
+            self.stop()
+            raise ParserCrashed(f"{op}: cannot write to the parser: {error}") from error
+        if answer is None:
+            code = self.process.wait()
+            self.stop()
+            raise ParserCrashed(f"{op}: the parser exited with status {code}")
+        try:
+            response = json.loads(answer)
+        except ValueError as error:
+            self.stop()
+            raise ParserCrashed(f"{op}: answer is not JSON: {answer[:200]!r}") from error
+        if not isinstance(response, dict) or response.get("id") != self.next_id:
+            self.stop()
+            raise ParserCrashed(f"{op}: answer without the request's id {self.next_id}: {answer[:200]!r}")
+        if "error" in response:
+            raise ParserCrashed(f"{op}: {response['error']}")
+        return response
+
+
+class CommandReader:
+    """A reader the program opened; reopened transparently after the program restarts."""
+
+    def __init__(self, program: Program, session: dict[str, Any]) -> None:
+        self.program = program
+        self.session = session
+        self.generation = -1
+        self.reader: Any = None
+
+    def handle(self) -> Any:
+        """The program's name for this reader, opening it if the process is new."""
+        if self.generation != self.program.generation or self.program.process is None:
+            response = self.program.request("open", session=self.session)
+            if "unsupported" in response:
+                raise ParserUnsupported(str(response["unsupported"]))
+            if "reader" not in response:
+                raise ParserCrashed(f"open: answer has neither 'reader' nor 'unsupported': {response}")
+            self.reader, self.generation = response["reader"], self.program.generation
+        return self.reader
+
+    def parse(self, text: str, partial: bool) -> Reading:
+        """The program's whole read."""
+        response = self.program.request("parse", reader=self.handle(), text=text, partial=partial)
+        return answer_reading(response.get("reading"), "parse reading")
+
+    def stream(self, chunks: Sequence[str], finish: bool) -> StreamRead:
+        """All chunks of one stream in one request, all snapshots in one response."""
+        response = self.program.request("stream", reader=self.handle(), chunks=list(chunks), finish=finish)
+        raw = response.get("snapshots")
+        if not isinstance(raw, list) or len(raw) != len(chunks):
+            raise ParserCrashed(f"stream: expected {len(chunks)} snapshots, got {json.dumps(raw)[:200]}")
+        snapshots = tuple(answer_reading(item, f"snapshot {index}") for index, item in enumerate(raw))
+        final = answer_reading(response.get("final"), "final reading") if finish else snapshots[-1]
+        return StreamRead(snapshots, final)
+
+
+class CommandParser:
+    """A parser program started once per worker and spoken to in JSON lines."""
+
+    def __init__(self, command: str, timeout: float) -> None:
+        self.name = f"cmd:{command}"
+        self.program = Program(command, timeout)
+
+    def revision(self) -> str:
+        """The revision the program reports to `info` ('' if it reports none)."""
+        try:
+            return str(self.program.request("info").get("revision", ""))
+        except (ParserCrashed, ParserTimeout):
+            return ""
+
+    def open(self, session: Session) -> SessionReader:
+        """Open a reader for the session in the program."""
+        reader = CommandReader(self.program, session_json(session))
+        reader.handle()
+        return reader
+
+    def close(self) -> None:
+        """Close the program's stdin and stop it."""
+        self.program.stop()

@@ -1,0 +1,185 @@
+"""The oracle's side of a sweep: renders, whole reads and partial reads, from the disk cache or llama.cpp."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from corpora.sessions import Session, canonical_json
+from harness.oracle_cache import OracleCache
+from harness.outcomes import Outcome
+from harness.readings import Reading, reading_from_json, reading_to_json
+
+
+@dataclass(frozen=True)
+class OracleIdentity:
+    """Which llama.cpp answers: llama-cpp-python version, sdist, llama.cpp commit, oracle build id."""
+
+    version: str
+    sdist_sha256: str
+    llama_cpp_commit: str
+    build_id: str
+
+    @classmethod
+    def of(cls, version: str | None = None) -> OracleIdentity:
+        """The identity of the oracle at a version, known without starting it."""
+        from oracle.build import source_hash
+        from oracle.pins import pin_of, resolve_version
+
+        resolved = resolve_version(version)
+        pin = pin_of(resolved)
+        return cls(resolved, pin.sdist_sha256, pin.llama_cpp_commit, source_hash())
+
+
+@dataclass(frozen=True)
+class RenderInfo:
+    """What the sweep keeps of the oracle's render of a session."""
+
+    format: str
+    prompt: str
+    generation_prompt: str
+    thinking_start_tag: str
+    thinking_end_tags: tuple[str, ...]
+
+
+class RenderFailed(Exception):
+    """llama.cpp refused to render the session (a template error)."""
+
+
+class OracleFailed(Exception):
+    """The oracle crashed or timed out on one request."""
+
+    def __init__(self, outcome: Outcome, message: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+class OracleReads:
+    """The oracle's answers for a sweep: looked up in the cache first, asked of llama.cpp on a miss."""
+
+    def __init__(self, identity: OracleIdentity, cache: OracleCache | None, timeout: float = 30.0) -> None:
+        self.identity = identity
+        self.cache = cache
+        self.timeout = timeout
+        self.client: Any = None
+        self.requests = 0
+
+    def ask(self, op: str, *args: Any, **kwargs: Any) -> Any:
+        """One request to llama.cpp; crashes and timeouts become OracleFailed."""
+        from oracle.client import Oracle, OracleCrashed, OracleTimeout
+
+        if self.client is None:
+            self.client = Oracle(version=self.identity.version, timeout=self.timeout)
+        self.requests += 1
+        try:
+            return getattr(self.client, op)(*args, **kwargs)
+        except OracleTimeout as error:
+            raise OracleFailed(Outcome.ORACLE_TIMEOUT, f"{op}: {error}") from error
+        except OracleCrashed as error:
+            raise OracleFailed(Outcome.ORACLE_CRASHED, f"{op}: {error}") from error
+
+    def session(self, session: Session) -> OracleSession:
+        """The oracle's view of one session."""
+        return OracleSession(self, session)
+
+    def close(self) -> None:
+        """Stop the oracle child and close the cache."""
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        if self.cache is not None:
+            self.cache.close()
+
+
+class OracleSession:
+    """One session's renders and reads; the handle is obtained only when a read misses the cache."""
+
+    def __init__(self, reads: OracleReads, session: Session) -> None:
+        self.reads = reads
+        self.request = session.render_request()
+        self.request_key = OracleCache.key(canonical_json(self.request))
+        self.handle: int | None = None
+
+    def cached(self, what: Sequence[Any], compute: Any) -> Any:
+        """The cached answer for `what`, or compute and store it."""
+        cache = self.reads.cache
+        key = OracleCache.key(
+            self.reads.identity.build_id, self.reads.identity.version, self.request_key, *what
+        )
+        if cache is not None:
+            found = cache.get(key)
+            if found is not None:
+                return found
+        value = compute()
+        if cache is not None:
+            cache.put(key, value)
+        return value
+
+    def rendered(self) -> Any:
+        """The client's Render of the session (a request), keeping its handle."""
+        from oracle.client import OracleError
+
+        try:
+            render = self.reads.ask("render", self.request)
+        except OracleFailed:
+            raise
+        except OracleError as error:
+            return {"error": str(error)}
+        self.handle = render.handle
+        return render
+
+    def render(self) -> RenderInfo:
+        """The oracle's render; RenderFailed when llama.cpp refuses the template."""
+
+        def compute() -> dict[str, Any]:
+            render = self.rendered()
+            if isinstance(render, dict):
+                return render
+            return {
+                "format": str(render.format),
+                "prompt": render.prompt,
+                "generation_prompt": render.generation_prompt,
+                "thinking_start_tag": render.thinking_start_tag or "",
+                "thinking_end_tags": list(render.thinking_end_tags or []),
+            }
+
+        found = self.cached(("render",), compute)
+        if "error" in found:
+            raise RenderFailed(found["error"])
+        return RenderInfo(
+            found["format"],
+            found["prompt"],
+            found["generation_prompt"],
+            found["thinking_start_tag"],
+            tuple(found["thinking_end_tags"]),
+        )
+
+    def ensure_handle(self) -> int:
+        """The oracle's handle for this session, rendering it now if needed."""
+        if self.handle is None:
+            render = self.rendered()
+            if isinstance(render, dict):
+                raise RenderFailed(render["error"])
+        assert self.handle is not None
+        return self.handle
+
+    def parse(self, text: str, partial: bool) -> Reading:
+        """llama.cpp's whole read (a partial read for a partial reply)."""
+        found = self.cached(
+            ("parse", text, partial),
+            lambda: reading_to_json(self.reads.ask("parse", self.ensure_handle(), text, partial=partial)),
+        )
+        return reading_from_json(found)
+
+    def partials(self, text: str, ends: Sequence[int]) -> dict[int, Reading]:
+        """llama.cpp's partial read of each prefix `text[:end]`, from one stream request."""
+        if not ends:
+            return {}
+
+        def compute() -> list[dict[str, Any]]:
+            read = self.reads.ask("stream", self.ensure_handle(), text, list(ends))
+            return [reading_to_json(item) for item in read.partials]
+
+        found = self.cached(("stream", text, list(ends)), compute)
+        return {end: reading_from_json(item) for end, item in zip(ends, found)}

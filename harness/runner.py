@@ -1,0 +1,359 @@
+"""One session of a sweep: oracle and parser read every reply at every chunking; rows out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from corpora.cases import Case, Reply
+from corpora.parity import prompt_parity
+from corpora.sessions import Session, canonical_json
+from harness import chunkings
+from harness.compare import compare, verdict
+from harness.oracle_reads import OracleFailed, OracleReads, OracleSession, RenderFailed, RenderInfo
+from harness.outcomes import Outcome, SessionStatus
+from harness.parsers import ParserCrashed, ParserTimeout, ParserUnderTest, ParserUnsupported, SessionReader
+from harness.readings import Message, Reading, Rejection, reading_to_json
+from harness.server_view import server_final, server_stream, states_before
+from harness.stream_checks import StreamVerdict, check_stream
+
+Applies = Callable[[str, Reply], bool]
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """A session's record for the `sessions` table and its rows for the `rows` table."""
+
+    session: dict[str, Any]
+    rows: tuple[dict[str, Any], ...] = field(default=())
+
+
+def reading_json(reading: Reading | None) -> str | None:
+    """A reading as the store keeps it (sorted-key JSON), or None."""
+    return (
+        None if reading is None else json.dumps(reading_to_json(reading), ensure_ascii=False, sort_keys=True)
+    )
+
+
+def failure_outcome(error: Exception) -> Outcome:
+    """The outcome a parser or oracle failure gives a row."""
+    if isinstance(error, OracleFailed):
+        return error.outcome
+    return Outcome.PARSER_TIMEOUT if isinstance(error, ParserTimeout) else Outcome.PARSER_CRASHED
+
+
+@dataclass
+class CaseRun:
+    """Everything read of one case that its rows share."""
+
+    case: Case
+    base: dict[str, Any]
+    oracle_final: Reading | OracleFailed | None = None
+    oracle_partials: dict[int, Reading] | OracleFailed | None = None
+    states: dict[int, Message] = field(default_factory=dict)
+    parser_whole: Reading | Exception | None = None
+
+
+class SessionRunner:
+    """Runs one planned session against the oracle and the parser under test."""
+
+    def __init__(
+        self,
+        planned: Any,
+        replies: Sequence[Reply],
+        parser: ParserUnderTest,
+        oracle: OracleReads,
+        chunking_names: Sequence[str],
+        applies: Applies,
+        selected: Collection[tuple[str, str]] | None = None,
+    ) -> None:
+        self.planned = planned
+        self.session: Session = planned.session
+        self.entry = planned.entry
+        self.replies = replies
+        self.parser = parser
+        self.oracle = oracle
+        self.chunking_names = tuple(chunking_names)
+        self.applies = applies
+        self.selected = None if selected is None else set(selected)
+
+    def record(
+        self, status: SessionStatus, oracle_prompt: str | None, oracle_format: str, error: str
+    ) -> dict[str, Any]:
+        """The session's row in the `sessions` table."""
+        mode = self.session.mode
+        return {
+            "session_id": self.session.id,
+            "template": self.session.template,
+            "family": self.entry.family,
+            "syntax": self.entry.syntax,
+            "mode": mode.label,
+            "thinking": int(mode.thinking),
+            "tools": mode.tools.value,
+            "kwargs": canonical_json(mode.kwargs_dict),
+            "conversation": self.session.conversation,
+            "jinja_renders": int(self.session.prompt is not None),
+            "oracle_renders": int(oracle_prompt is not None),
+            "prompt_parity": prompt_parity(
+                self.planned, oracle_prompt, error if oracle_prompt is None else ""
+            ),
+            "oracle_format": oracle_format,
+            "status": status.value,
+            "error": error,
+        }
+
+    def markers(self, render: RenderInfo) -> tuple[str, ...]:
+        """The template's markers and thinking tags, for the clean check."""
+        found = list(getattr(self.entry, "markers", ()) or ())
+        found += [getattr(self.entry, "think_start", ""), getattr(self.entry, "think_end", "")]
+        found += [render.thinking_start_tag, *render.thinking_end_tags]
+        return tuple(dict.fromkeys(marker for marker in found if marker))
+
+    def cases(self) -> list[tuple[Case, tuple[str, ...]]]:
+        """Each case with the chunkings it runs at (after the profile's rule and any row selection)."""
+        planned: list[tuple[Case, tuple[str, ...]]] = []
+        for reply in self.replies:
+            case = Case(self.session, reply)
+            names = tuple(
+                name
+                for name in self.chunking_names
+                if self.applies(name, reply)
+                and (name == "whole" or chunkings.streams(name, reply.text))
+                and (self.selected is None or (case.id, name) in self.selected)
+            )
+            if names:
+                planned.append((case, names))
+        return planned
+
+    def run(self) -> SessionResult:
+        """Render, open the parser, and read every case."""
+        oracle = self.oracle.session(self.session)
+        try:
+            render = oracle.render()
+        except (RenderFailed, OracleFailed) as error:
+            message = str(error) if isinstance(error, RenderFailed) else f"{error.outcome.value}: {error}"
+            return SessionResult(self.record(SessionStatus.ORACLE_ERROR, None, "", message))
+        status = SessionStatus.JINJA2_ERROR if self.planned.jinja_error else SessionStatus.OK
+        cases = self.cases()
+        try:
+            reader: SessionReader | Exception = self.parser.open(self.session)
+        except ParserUnsupported as error:
+            record = self.record(SessionStatus.UNSUPPORTED, render.prompt, render.format, str(error))
+            rows = [self.unsupported_row(case, name, str(error)) for case, names in cases for name in names]
+            return SessionResult(record, tuple(rows))
+        except (ParserCrashed, ParserTimeout) as error:
+            reader = error
+        record = self.record(
+            status,
+            render.prompt,
+            render.format,
+            f"parser open: {reader}" if isinstance(reader, Exception) else "",
+        )
+        markers = self.markers(render)
+        rows = []
+        for case, names in cases:
+            rows += self.case_rows(oracle, reader, case, names, markers)
+        return SessionResult(record, tuple(rows))
+
+    def base(self, case: Case) -> dict[str, Any]:
+        """The columns every row of a case shares."""
+        mode, reply = self.session.mode, case.reply
+        return {
+            "case_id": case.id,
+            "session_id": self.session.id,
+            "template": self.session.template,
+            "family": self.entry.family,
+            "syntax": self.entry.syntax,
+            "mode": mode.label,
+            "tools": mode.tools.value,
+            "conversation": self.session.conversation,
+            "origin": reply.origin,
+            "shape": reply.shape,
+            "partial": int(reply.partial),
+            "reply": reply.text,
+            "truth": reading_json(reply.truth),
+        }
+
+    @staticmethod
+    def row(base: dict[str, Any], chunking: str, outcome: Outcome, **columns: Any) -> dict[str, Any]:
+        """A full row: the case's columns, the chunking, the outcome and the rest (defaults empty)."""
+        return {
+            **base,
+            "chunking": chunking,
+            "outcome": outcome.value,
+            "kind": "",
+            "detail": "",
+            "consistent": None,
+            "monotonic": None,
+            "clean": None,
+            "snapshot_parity": None,
+            "stream_detail": "",
+            "oracle_vs_truth": None,
+            "parser_vs_truth": None,
+            "oracle_reading": None,
+            "parser_reading": None,
+            "error": "",
+            **columns,
+        }
+
+    def unsupported_row(self, case: Case, chunking: str, reason: str) -> dict[str, Any]:
+        """A row of a session the parser declined."""
+        return self.row(self.base(case), chunking, Outcome.UNSUPPORTED, error=reason)
+
+    def case_rows(
+        self,
+        oracle: OracleSession,
+        reader: SessionReader | Exception,
+        case: Case,
+        names: tuple[str, ...],
+        markers: tuple[str, ...],
+    ) -> list[dict[str, Any]]:
+        """The rows of one case: the shared oracle reads once, then each chunking."""
+        reply = case.reply
+        run = CaseRun(case, self.base(case))
+        try:
+            run.oracle_final = oracle.parse(reply.text, reply.partial)
+        except OracleFailed as error:
+            run.oracle_final = error
+        streamed = [name for name in names if name != "whole"]
+        union = chunkings.all_boundaries(streamed, reply.text)
+        try:
+            run.oracle_partials = oracle.partials(reply.text, union)
+            run.states = states_before(union, run.oracle_partials)
+        except OracleFailed as error:
+            run.oracle_partials = error
+        if isinstance(reader, Exception):
+            run.parser_whole = reader
+        else:
+            try:
+                run.parser_whole = reader.parse(reply.text, reply.partial)
+            except (ParserCrashed, ParserTimeout) as error:
+                run.parser_whole = error
+        rows = []
+        for name in names:
+            if name == "whole":
+                rows.append(self.whole_row(run))
+            else:
+                rows.append(self.streamed_row(oracle, run, reader, name, markers))
+        return rows
+
+    def truth_columns(
+        self, run: CaseRun, oracle_final: Reading, parser_final: Reading | None
+    ) -> dict[str, Any]:
+        """oracle_vs_truth and parser_vs_truth, where the reply has a truth."""
+        truth = run.case.reply.truth
+        if truth is None:
+            return {}
+        return {
+            "oracle_vs_truth": verdict(truth, oracle_final, ids_from=oracle_final),
+            "parser_vs_truth": None
+            if parser_final is None
+            else verdict(truth, parser_final, ids_from=oracle_final),
+        }
+
+    def judged(
+        self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, label: str = ""
+    ) -> dict[str, Any]:
+        """A row both sides read: match or mismatch, with truth; `label` names the stream."""
+        found = compare(reference, parser_final)
+        outcome = Outcome.MISMATCH if found else Outcome.MATCH
+        return self.row(
+            run.base,
+            chunking,
+            outcome,
+            kind=found.kind.value if found else "",
+            detail=(found.detail + (f" ({label})" if label else "")) if found else "",
+            oracle_reading=reading_json(reference),
+            parser_reading=reading_json(parser_final),
+            **self.truth_columns(run, reference, parser_final),
+        )
+
+    def whole_row(self, run: CaseRun) -> dict[str, Any]:
+        """The `whole` row: the parser's whole read against the oracle's."""
+        if isinstance(run.oracle_final, OracleFailed):
+            return self.row(run.base, "whole", run.oracle_final.outcome, error=str(run.oracle_final))
+        assert run.oracle_final is not None
+        if isinstance(run.parser_whole, Exception):
+            return self.row(
+                run.base,
+                "whole",
+                failure_outcome(run.parser_whole),
+                error=str(run.parser_whole),
+                oracle_reading=reading_json(run.oracle_final),
+                **self.truth_columns(run, run.oracle_final, None),
+            )
+        assert run.parser_whole is not None
+        return self.judged(run, "whole", run.oracle_final, run.parser_whole)
+
+    def streamed_row(
+        self,
+        oracle: OracleSession,
+        run: CaseRun,
+        reader: SessionReader | Exception,
+        name: str,
+        markers: tuple[str, ...],
+    ) -> dict[str, Any]:
+        """A streamed row: every stream of the chunking read, its final compared, its invariants checked."""
+        final, partials = run.oracle_final, run.oracle_partials
+        for failed in (final, partials):
+            if isinstance(failed, OracleFailed):
+                return self.row(run.base, name, failed.outcome, error=str(failed))
+        assert isinstance(final, (Message, Rejection)) and isinstance(partials, dict)
+        if isinstance(reader, Exception):
+            return self.row(
+                run.base,
+                name,
+                failure_outcome(reader),
+                error=f"open: {reader}",
+                oracle_reading=reading_json(final),
+            )
+        reply = run.case.reply
+        whole = None if isinstance(run.parser_whole, Exception) else run.parser_whole
+        first: dict[str, Any] | None = None
+        verdicts: list[StreamVerdict] = []
+        for chunks in chunkings.streams(name, reply.text):
+            label = f"cut {len(chunks[0])}" if name == "split" else ""
+            ends = chunkings.boundaries(chunks)
+            try:
+                expected = server_stream(
+                    ends, partials, run.states, lambda end: oracle.parse(reply.text[:end], True)
+                )
+                read = reader.stream(chunks, finish=not reply.partial)
+            except OracleFailed as error:
+                return self.row(run.base, name, error.outcome, error=str(error))
+            except (ParserCrashed, ParserTimeout) as error:
+                return self.row(
+                    run.base,
+                    name,
+                    failure_outcome(error),
+                    error=f"{error} ({label})" if label else str(error),
+                    oracle_reading=reading_json(final),
+                )
+            found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
+            verdicts.append(found.labelled(label) if label else found)
+            reference = server_final(expected, final, reply.partial)
+            judged = self.judged(run, name, reference, read.final, label)
+            if first is None or (
+                first["outcome"] == Outcome.MATCH.value and judged["outcome"] != first["outcome"]
+            ):
+                first = judged
+        assert first is not None
+        return {**first, **combined(verdicts)}
+
+
+def combined(verdicts: Sequence[StreamVerdict]) -> dict[str, Any]:
+    """The stream columns of a row: each invariant held in every stream; the first broken one named."""
+
+    def every(values: list[bool | None]) -> int | None:
+        known = [value for value in values if value is not None]
+        return int(all(known)) if known else None
+
+    return {
+        "consistent": every([v.consistent for v in verdicts]),
+        "monotonic": every([v.monotonic for v in verdicts]),
+        "clean": every([v.clean for v in verdicts]),
+        "snapshot_parity": every([v.snapshot_parity for v in verdicts]),
+        "stream_detail": next((v.detail for v in verdicts if v.detail), ""),
+    }

@@ -1,0 +1,51 @@
+"""The run's stamp: what a run was made with, so two runs are comparable or refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.chunkings import RANDOM_PREFIX
+from harness.compare import NORMALISATIONS
+from harness.oracle_reads import OracleIdentity
+from harness.sweep_config import SweepConfig
+
+
+def template_index_hash() -> str:
+    """The sha256 of the committed template index ('' when there is none yet)."""
+    from templates.index import INDEX_PATH, index_hash
+
+    return index_hash() if INDEX_PATH.exists() else ""
+
+
+def make_stamp(
+    config: SweepConfig, parser_revision: str, lost: list[str], workers: list[str]
+) -> dict[str, Any]:
+    """The stamp of a finished run (no clock: identical runs have identical stamps)."""
+    oracle = OracleIdentity.of(config.oracle_version)
+    profile = config.profile_rules
+    return {
+        "llama_cpp_commit": oracle.llama_cpp_commit,
+        "sdist_sha256": oracle.sdist_sha256,
+        "oracle_build": oracle.build_id,
+        "llama_cpp_python_version": oracle.version,
+        "parser": config.parser,
+        "parser_revision": parser_revision,
+        "profile": profile.name,
+        "profile_limits": dict(profile.limits),
+        "seeds": sorted(
+            int(name[len(RANDOM_PREFIX) :]) for name in profile.chunkings if name.startswith(RANDOM_PREFIX)
+        ),
+        "template_index_hash": template_index_hash(),
+        "chunkings": list(profile.chunkings),
+        "normalisations": list(NORMALISATIONS),
+        "selection": {
+            "templates": config.templates,
+            "family": config.family,
+            "mode": config.mode,
+            "corpus": config.corpus,
+            "source": config.source,
+            "only_failing": config.only_failing,
+        },
+        "lost_items": sorted(lost),
+        "workers": workers,
+    }

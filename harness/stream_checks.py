@@ -1,0 +1,143 @@
+"""Stream invariants of one streamed read: consistent, monotonic, clean, snapshot parity."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.compare import compare, excerpt, first_difference
+from harness.readings import Message, Reading
+
+
+@dataclass(frozen=True)
+class StreamVerdict:
+    """Which invariants held for a stream, and the first one that broke ('' when none)."""
+
+    consistent: bool | None
+    monotonic: bool
+    clean: bool
+    snapshot_parity: bool | None
+    detail: str = ""
+
+    def labelled(self, label: str) -> StreamVerdict:
+        """The same verdict with `label` (e.g. the cut point) after its detail."""
+        return StreamVerdict(
+            self.consistent,
+            self.monotonic,
+            self.clean,
+            self.snapshot_parity,
+            f"{self.detail} ({label})" if self.detail else "",
+        )
+
+
+def retraction(previous: Message, current: Message) -> str | None:
+    """What `current` takes back from `previous`, or None when it only extends it."""
+    for field in ("reasoning_content", "content"):
+        before, after = getattr(previous, field), getattr(current, field)
+        if not after.startswith(before):
+            offset = first_difference(before, after)
+            return f"{field} retracted @{offset}: {excerpt(before, offset)} -> {excerpt(after, offset)}"
+    if len(current.tool_calls) < len(previous.tool_calls):
+        return f"tool_calls vanished: {len(previous.tool_calls)} -> {len(current.tool_calls)}"
+    for index, (before, after) in enumerate(zip(previous.tool_calls, current.tool_calls)):
+        for field in ("name", "arguments"):
+            old, new = getattr(before, field), getattr(after, field)
+            if not new.startswith(old):
+                offset = first_difference(old, new)
+                return (
+                    f"tool_calls[{index}].{field} retracted @{offset}: "
+                    f"{excerpt(old, offset)} -> {excerpt(new, offset)}"
+                )
+    return None
+
+
+def monotonic_break(snapshots: Sequence[Reading], ends: Sequence[int], final: Reading) -> str | None:
+    """The first snapshot (or the final read) that retracts what an earlier one showed."""
+    steps = list(zip(snapshots, (f"after prefix {end}" for end in ends))) + [(final, "at the final read")]
+    previous: Message | None = None
+    for reading, where in steps:
+        if not isinstance(reading, Message):
+            continue
+        if previous is not None:
+            found = retraction(previous, reading)
+            if found:
+                return f"monotonic: {found} ({where})"
+        previous = reading
+    return None
+
+
+def leak(shown: str, kept: str, markers: Sequence[str]) -> str | None:
+    """A marker in `shown`, or the start of one at its end that the final text `kept` lacks at that offset."""
+    for marker in markers:
+        position = shown.find(marker)
+        if position >= 0:
+            return f"marker {marker!r} @{position}"
+        for size in range(min(len(marker) - 1, len(shown)), 0, -1):
+            start = len(shown) - size
+            if (
+                marker[size - 1] == shown[-1]
+                and shown.endswith(marker[:size])
+                and kept[start : len(shown)] != marker[:size]
+            ):
+                return f"start of marker {marker!r} ({marker[:size]!r}) @{start}"
+    return None
+
+
+def clean_break(
+    snapshots: Sequence[Reading], ends: Sequence[int], final: Reading, markers: Sequence[str]
+) -> str | None:
+    """The first snapshot whose content or reasoning shows a template marker or the start of one."""
+    reference = final if isinstance(final, Message) else Message()
+    wanted = [marker for marker in dict.fromkeys(markers) if marker]
+    checked: set[tuple[str, str]] = set()
+    for reading, end in zip(snapshots, ends):
+        if not isinstance(reading, Message):
+            continue
+        for field in ("content", "reasoning_content"):
+            shown = getattr(reading, field)
+            if (field, shown) in checked:
+                continue
+            checked.add((field, shown))
+            found = leak(shown, getattr(reference, field), wanted)
+            if found:
+                return f"clean: {field} shows {found} (after prefix {end})"
+    return None
+
+
+def parity_break(
+    snapshots: Sequence[Reading], ends: Sequence[int], oracle_partials: Mapping[int, Reading]
+) -> str | None:
+    """The first snapshot that differs from the oracle's partial read of the same prefix."""
+    for reading, end in zip(snapshots, ends):
+        found = compare(oracle_partials[end], reading)
+        if found:
+            return f"snapshot_parity: after prefix {end}: {found.detail}"
+    return None
+
+
+def check_stream(
+    snapshots: Sequence[Reading],
+    ends: Sequence[int],
+    final: Reading,
+    whole: Reading | None,
+    oracle_partials: Mapping[int, Reading] | None,
+    markers: Sequence[str],
+) -> StreamVerdict:
+    """All four invariants of one stream; `whole` is the parser's own whole read (None if it failed)."""
+    inconsistent = None
+    if whole is not None:
+        found = compare(whole, final)
+        inconsistent = (
+            f"consistent: stream ends differently from the whole read: {found.detail}" if found else None
+        )
+    retracted = monotonic_break(snapshots, ends, final)
+    leaked = clean_break(snapshots, ends, final, markers)
+    unequal = parity_break(snapshots, ends, oracle_partials) if oracle_partials is not None else None
+    broken = [found for found in (inconsistent, retracted, leaked, unequal) if found]
+    return StreamVerdict(
+        consistent=None if whole is None else inconsistent is None,
+        monotonic=retracted is None,
+        clean=leaked is None,
+        snapshot_parity=None if oracle_partials is None else unequal is None,
+        detail=broken[0] if broken else "",
+    )

@@ -1,0 +1,305 @@
+"""The Python client of the llama.cpp oracle: one child process speaking JSON lines, restarted on crash or timeout."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+from harness.readings import Message, Reading, Rejection
+from oracle.build import ensure_binary
+from oracle.pins import resolve_version
+
+STDERR_TAIL_LINES = 20
+
+
+class OracleError(RuntimeError):
+    """The oracle answered a request with an error (a malformed request, a template that fails to render)."""
+
+
+class OracleCrashed(OracleError):
+    """The oracle process died during a request; the next request starts a new one."""
+
+
+class OracleTimeout(OracleError):
+    """A request took longer than the timeout; the process was killed and the next request starts a new one."""
+
+
+@dataclass(frozen=True)
+class Render:
+    """What llama.cpp makes of a session: the prompt, its chat format and parser, and a handle to read replies."""
+
+    prompt: str
+    format: str
+    generation_prompt: str
+    supports_thinking: bool
+    thinking_start_tag: str
+    thinking_end_tags: list[str]
+    grammar: str
+    grammar_lazy: bool
+    grammar_triggers: list[dict[str, Any]]
+    preserved_tokens: list[str]
+    additional_stops: list[str]
+    handle: int
+
+
+@dataclass(frozen=True)
+class StreamReading:
+    """A reply read as llama-server streams it: a partial read and its diffs per boundary, then the finished read.
+
+    As task_result_state::update_chat_msg: a prefix that reads as an empty message keeps the previous snapshot
+    (with no diffs); tool-call ids are the parser's own (llama-server would fill empty ones with random ids).
+    A prefix whose partial read throws is a Rejection at that boundary (llama-server would end the stream).
+    A diff is {"reasoning_content_delta", "content_delta", "tool_call_index" (None when not a call),
+    "tool_call_delta": {"name", "arguments", "id"}}. A diff error is what compute_diffs threw at that step
+    (llama-server would end the stream there), '' when none.
+    """
+
+    partials: list[Reading]
+    diffs: list[list[dict[str, Any]]]
+    final: Reading
+    final_diffs: list[dict[str, Any]] = field(default_factory=list)
+    diff_errors: list[str] = field(default_factory=list)
+    final_diff_error: str = ""
+
+
+def reading_of(data: dict[str, Any]) -> Reading:
+    """A reading from the oracle's JSON: a message, or a rejection."""
+    if "rejected" in data:
+        return Rejection(data["rejected"])
+    return Message.from_json(data)
+
+
+def signal_name(number: int) -> str:
+    """A signal's name (SIGABRT), or its number when unknown."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def byte_offsets(text: str, boundaries: list[int]) -> list[int]:
+    """Code-point offsets into `text` as UTF-8 byte offsets (which never fall inside a sequence)."""
+    previous = -1
+    for boundary in boundaries:
+        if not 0 <= boundary <= len(text):
+            raise ValueError(f"boundary {boundary} is outside the text (0..{len(text)} code points)")
+        if boundary <= previous:
+            raise ValueError(f"boundaries must increase: {boundary} after {previous}")
+        previous = boundary
+    if text.isascii():
+        return list(boundaries)
+    prefix = [0, *itertools.accumulate(len(ch.encode("utf-8", "surrogatepass")) for ch in text)]
+    return [prefix[boundary] for boundary in boundaries]
+
+
+class Oracle:
+    """llama.cpp's chat code in a child process, started on first use and restarted after a crash or timeout."""
+
+    def __init__(self, version: str | None = None, timeout: float = 30.0, binary: Path | None = None) -> None:
+        """A client for the oracle of a llama-cpp-python version (built on first use unless `binary` is given)."""
+        self.version = resolve_version(version)
+        self.timeout = timeout
+        self._binary = binary
+        self._process: subprocess.Popen[bytes] | None = None
+        self._buffer = b""
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._ids = itertools.count(1)
+        self._handles = itertools.count(1)
+        self._render_requests: dict[int, dict[str, Any]] = {}
+        self._child_handles: dict[int, int] = {}
+        self._stderr_thread: threading.Thread | None = None
+        self._lock = threading.RLock()
+
+    def __enter__(self) -> Self:
+        """The client itself; the child is closed on exit."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the child."""
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the running child, None when none runs."""
+        return self._process.pid if self._process is not None and self._process.poll() is None else None
+
+    def info(self) -> dict[str, Any]:
+        """The llama.cpp commit, llama-cpp-python version, sdist sha256 and oracle build id of the child."""
+        response = self.request({"op": "info"})
+        return {key: value for key, value in response.items() if key != "id"}
+
+    def render(self, request: dict[str, Any]) -> Render:
+        """Render a session (the fields of Session.render_request()); raises OracleError if the template fails."""
+        with self._lock:
+            response = self.request({**request, "op": "render"})
+            handle = next(self._handles)
+            self._render_requests[handle] = dict(request)
+            self._child_handles[handle] = response["handle"]
+        fields = {name: response[name] for name in Render.__dataclass_fields__ if name != "handle"}
+        return Render(**fields, handle=handle)
+
+    def parse(self, handle: int, text: str, partial: bool = False) -> Reading:
+        """Read a reply (finished, or cut when `partial`): a Message, or a Rejection when llama.cpp throws."""
+        response = self._handle_request(handle, {"op": "parse", "text": text, "is_partial": partial})
+        return reading_of(response["reading"])
+
+    def stream(self, handle: int, text: str, boundaries: list[int]) -> StreamReading:
+        """Read a reply as llama-server streams it, cut at increasing code-point offsets, then finished."""
+        offsets = byte_offsets(text, boundaries)
+        response = self._handle_request(handle, {"op": "stream", "text": text, "boundaries": offsets})
+        steps, final = response["steps"], response["final"]
+        return StreamReading(
+            partials=[reading_of(step["reading"]) for step in steps],
+            diffs=[step["diffs"] for step in steps],
+            final=reading_of(final["reading"]),
+            final_diffs=final["diffs"],
+            diff_errors=[step["diff_error"] for step in steps],
+            final_diff_error=final["diff_error"],
+        )
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send one raw protocol request and return its response; raises OracleError on an error response."""
+        with self._lock:
+            response = self._exchange(payload)
+        if "error" in response:
+            raise OracleError(f"oracle {payload.get('op')!r} failed: {response['error']}")
+        return response
+
+    def close(self) -> None:
+        """Stop the child (it is started again by the next request)."""
+        with self._lock:
+            process, self._process = self._process, None
+            self._child_handles.clear()
+            if process is None:
+                return
+            if process.stdin is not None:
+                try:
+                    process.stdin.close()
+                except OSError:
+                    pass
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+
+    def _handle_request(self, handle: int, payload: dict[str, Any]) -> dict[str, Any]:
+        """A request on a render handle, rendering it again first when the child was restarted."""
+        with self._lock:
+            if handle not in self._render_requests:
+                raise OracleError(f"unknown oracle handle {handle}")
+            self._ensure_child()
+            if handle not in self._child_handles:
+                rendered = self.request({**self._render_requests[handle], "op": "render"})
+                self._child_handles[handle] = rendered["handle"]
+            return self.request({**payload, "handle": self._child_handles[handle]})
+
+    def _ensure_child(self) -> subprocess.Popen[bytes]:
+        """The running child, started when there is none."""
+        if self._process is not None and self._process.poll() is None:
+            return self._process
+        self._kill()
+        binary = self._binary or ensure_binary(self.version)
+        env = {**os.environ, "TZ": "UTC"}
+        process = subprocess.Popen(
+            [str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        )
+        self._stderr_tail.clear()
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, args=(process,), daemon=True)
+        self._stderr_thread.start()
+        self._process = process
+        self._buffer = b""
+        self._child_handles.clear()
+        return process
+
+    def _drain_stderr(self, process: subprocess.Popen[bytes]) -> None:
+        """Keep the last lines the child wrote to stderr (for crash messages) without ever blocking it."""
+        assert process.stderr is not None
+        with process.stderr:
+            for line in process.stderr:
+                self._stderr_tail.append(line.decode("utf-8", "replace").rstrip())
+
+    def _kill(self) -> None:
+        """Kill the child, if any, and forget its handles."""
+        process, self._process = self._process, None
+        self._child_handles.clear()
+        if process is not None:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            for stream in (process.stdin, process.stdout):
+                if stream is not None:
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+
+    def _exchange(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Write one request line, read its response line (within the timeout)."""
+        process = self._ensure_child()
+        request_id = next(self._ids)
+        op = payload.get("op")
+        line = json.dumps({**payload, "id": request_id}, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(line + b"\n")
+            process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._crashed(op) from None
+        response_line = self._read_line(process, op)
+        response = json.loads(response_line)
+        if response.get("id") != request_id:
+            self._kill()
+            raise OracleError(f"oracle answered request {response.get('id')} to request {request_id} ({op!r})")
+        return response
+
+    def _read_line(self, process: subprocess.Popen[bytes], op: Any) -> bytes:
+        """The next line the child writes, or OracleTimeout / OracleCrashed."""
+        assert process.stdout is not None
+        fd = process.stdout.fileno()
+        deadline = time.monotonic() + self.timeout
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._kill()
+                raise OracleTimeout(f"oracle {op!r} request took over {self.timeout:g}s; the oracle was restarted")
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise self._crashed(op)
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def _crashed(self, op: Any) -> OracleCrashed:
+        """Reap the dead child and describe how it died."""
+        process = self._process
+        code = None
+        if process is not None:
+            try:
+                code = process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self._kill()
+        if self._stderr_thread is not None:
+            self._stderr_thread.join(timeout=1)
+        if code is not None and code < 0:
+            how = f"killed by {signal_name(-code)}"
+        else:
+            how = f"exited with status {code}"
+        tail = " | ".join(list(self._stderr_tail)[-5:])
+        return OracleCrashed(f"oracle {how} during {op!r}" + (f"; stderr: {tail}" if tail else ""))

@@ -1,0 +1,489 @@
+// chatparity-oracle: llama.cpp's own chat code (common/chat.h) behind a JSON-lines protocol.
+//
+// One request per line on stdin, one response per line on stdout, each carrying the request's "id".
+// Ops: info, render, parse, stream, and the test hooks crash and sleep. See oracle/client.py.
+
+#include "chat.h"
+#include "common.h"
+#include "log.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cxxabi.h>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <typeinfo>
+#include <unistd.h>
+#include <vector>
+
+#ifndef CHATPARITY_LLAMA_CPP_COMMIT
+#define CHATPARITY_LLAMA_CPP_COMMIT "unknown"
+#endif
+#ifndef CHATPARITY_LLAMA_CPP_PYTHON_VERSION
+#define CHATPARITY_LLAMA_CPP_PYTHON_VERSION "unknown"
+#endif
+#ifndef CHATPARITY_SDIST_SHA256
+#define CHATPARITY_SDIST_SHA256 "unknown"
+#endif
+#ifndef CHATPARITY_BUILD_ID
+#define CHATPARITY_BUILD_ID "unknown"
+#endif
+
+using json = nlohmann::ordered_json;
+
+// The template clock. llama.cpp ignores common_chat_templates_inputs::now: its jinja strftime_now reads
+// std::time() and its extra template context (date_string, datetime) reads system_clock::now(). The oracle
+// defines both here, so they read the request's `now` while it renders.
+static bool        g_clock_pinned = false;
+static std::time_t g_clock_now    = 0;
+
+static struct timespec real_time() {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts;
+}
+
+extern "C" std::time_t time(std::time_t * out) noexcept {
+    std::time_t now = g_clock_pinned ? g_clock_now : real_time().tv_sec;
+    if (out != nullptr) {
+        *out = now;
+    }
+    return now;
+}
+
+#if defined(__GLIBCXX__)
+namespace std::chrono {
+inline namespace _V2 {
+system_clock::time_point system_clock::now() noexcept {
+    if (g_clock_pinned) {
+        return system_clock::from_time_t(g_clock_now);
+    }
+    struct timespec ts = real_time();
+    return time_point(duration_cast<duration>(seconds(ts.tv_sec) + nanoseconds(ts.tv_nsec)));
+}
+}  // namespace _V2
+}  // namespace std::chrono
+#else
+#error "chatparity-oracle pins the template clock through libstdc++'s system_clock; build it with g++"
+#endif
+
+// RAII: the process clock reads `now` until the end of the scope.
+struct pinned_clock {
+    explicit pinned_clock(std::chrono::system_clock::time_point now) {
+        g_clock_now    = std::chrono::system_clock::to_time_t(now);
+        g_clock_pinned = true;
+    }
+    ~pinned_clock() { g_clock_pinned = false; }
+};
+
+// what() of an exception, with its type when what() says nothing.
+static std::string describe(const std::exception & e) {
+    std::string message = e.what();
+    if (message.empty() || message == "std::exception") {
+        int status = 0;
+        char * name = abi::__cxa_demangle(typeid(e).name(), nullptr, nullptr, &status);
+        message = std::string(status == 0 && name ? name : typeid(e).name()) + (message.empty() ? "" : ": " + message);
+        std::free(name);
+    }
+    return message;
+}
+
+// A malformed request: reported as {"error": ...}, never as a reading.
+struct request_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// What a render leaves behind for later parse and stream requests.
+struct parser_handle {
+    common_chat_parser_params params;
+};
+
+static std::vector<parser_handle> g_handles;
+
+static common_json to_common_json(const json & value) {
+    return common_json::parse(value.dump());
+}
+
+static const json & field(const json & req, const char * key) {
+    if (!req.contains(key)) {
+        throw request_error(std::string("missing field '") + key + "'");
+    }
+    return req.at(key);
+}
+
+template <typename T>
+static T field_or(const json & req, const char * key, T fallback) {
+    if (!req.contains(key) || req.at(key).is_null()) {
+        return fallback;
+    }
+    try {
+        return req.at(key).get<T>();
+    } catch (const json::exception & e) {
+        throw request_error(std::string("field '") + key + "' has the wrong type: " + e.what());
+    }
+}
+
+// "YYYY-MM-DDTHH:MM:SS[.frac][Z|+HH:MM|-HH:MM]" as a UTC time point.
+static std::chrono::system_clock::time_point parse_iso_time(const std::string & text) {
+    int year, month, day, hour, minute, second;
+    int consumed = 0;
+    if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute, &second,
+                    &consumed) != 6) {
+        throw request_error("field 'now' is not an ISO time (YYYY-MM-DDTHH:MM:SSZ): '" + text + "'");
+    }
+    std::string rest = text.substr(consumed);
+    if (!rest.empty() && rest[0] == '.') {
+        size_t end = 1;
+        while (end < rest.size() && std::isdigit((unsigned char) rest[end])) {
+            end++;
+        }
+        rest = rest.substr(end);
+    }
+    long offset_seconds = 0;
+    if (rest == "Z" || rest.empty()) {
+        offset_seconds = 0;
+    } else if ((rest[0] == '+' || rest[0] == '-') && rest.size() == 6 && rest[3] == ':') {
+        int oh = std::stoi(rest.substr(1, 2));
+        int om = std::stoi(rest.substr(4, 2));
+        offset_seconds = (rest[0] == '+' ? 1 : -1) * (oh * 3600L + om * 60L);
+    } else {
+        throw request_error("field 'now' has an unreadable time zone: '" + text + "'");
+    }
+    std::tm tm = {};
+    tm.tm_year = year - 1900;
+    tm.tm_mon  = month - 1;
+    tm.tm_mday = day;
+    tm.tm_hour = hour;
+    tm.tm_min  = minute;
+    tm.tm_sec  = second;
+    std::time_t t = timegm(&tm) - offset_seconds;
+    return std::chrono::system_clock::from_time_t(t);
+}
+
+static json message_json(const common_chat_msg & msg) {
+    json calls = json::array();
+    for (const auto & call : msg.tool_calls) {
+        calls.push_back({{"name", call.name}, {"arguments", call.arguments}, {"id", call.id}});
+    }
+    return {{"content", msg.content}, {"reasoning_content", msg.reasoning_content}, {"tool_calls", calls}};
+}
+
+static json diffs_json(const std::vector<common_chat_msg_diff> & diffs) {
+    json out = json::array();
+    for (const auto & diff : diffs) {
+        json index = diff.tool_call_index == std::string::npos ? json(nullptr) : json(diff.tool_call_index);
+        out.push_back({
+            {"reasoning_content_delta", diff.reasoning_content_delta},
+            {"content_delta", diff.content_delta},
+            {"tool_call_index", index},
+            {"tool_call_delta",
+             {{"name", diff.tool_call_delta.name},
+              {"arguments", diff.tool_call_delta.arguments},
+              {"id", diff.tool_call_delta.id}}},
+        });
+    }
+    return out;
+}
+
+static json triggers_json(const std::vector<common_grammar_trigger> & triggers) {
+    json out = json::array();
+    for (const auto & trigger : triggers) {
+        json item = {{"type", (int) trigger.type}, {"value", trigger.value}};
+        if (trigger.type == COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN) {
+            item["token"] = (int) trigger.token;
+        }
+        out.push_back(item);
+    }
+    return out;
+}
+
+static json op_info() {
+    return {
+        {"llama_cpp_commit", CHATPARITY_LLAMA_CPP_COMMIT},
+        {"llama_cpp_python_version", CHATPARITY_LLAMA_CPP_PYTHON_VERSION},
+        {"sdist_sha256", CHATPARITY_SDIST_SHA256},
+        {"build_id", CHATPARITY_BUILD_ID},
+    };
+}
+
+// common_chat_templates_init, whose rethrow of a template syntax error loses the message (`throw e;` slices it
+// to std::exception): parse the template alone to recover it.
+static common_chat_templates_ptr init_templates(const std::string & source, const std::string & bos,
+                                                const std::string & eos) {
+    try {
+        return common_chat_templates_init(nullptr, source, bos, eos);
+    } catch (const std::exception &) {
+        common_chat_template probe(source, bos, eos);
+        throw;
+    }
+}
+
+// As llama-server's oaicompat_chat_params_parse, then its completion schema for the parser params.
+static json op_render(const json & req) {
+    const json & template_field = field(req, "template");
+    if (!template_field.is_string()) {
+        throw request_error("field 'template' must be a string");
+    }
+    const std::string bos = field_or<std::string>(req, "bos", "");
+    const std::string eos = field_or<std::string>(req, "eos", "");
+    const json messages = field(req, "messages");
+    if (!messages.is_array()) {
+        throw request_error("field 'messages' must be an array");
+    }
+    const json tools = req.contains("tools") ? req.at("tools") : json();
+
+    const auto now = req.contains("now") ? parse_iso_time(field_or<std::string>(req, "now", ""))
+                                         : std::chrono::system_clock::from_time_t(0);
+    pinned_clock clock(now);
+    auto tmpls = init_templates(template_field.get<std::string>(), bos, eos);
+    auto caps  = common_chat_templates_get_caps(tmpls.get());
+
+    common_chat_templates_inputs inputs;
+    inputs.messages              = common_chat_msgs_parse_oaicompat(to_common_json(messages));
+    inputs.tools                 = common_chat_tools_parse_oaicompat(to_common_json(tools));
+    inputs.tool_choice           = common_chat_tool_choice_parse_oaicompat(
+        field_or<std::string>(req, "tool_choice", "auto"));
+    inputs.use_jinja             = true;
+    inputs.parallel_tool_calls   = field_or<bool>(req, "parallel_tool_calls", caps["supports_parallel_tool_calls"]);
+    inputs.add_generation_prompt = field_or<bool>(req, "add_generation_prompt", true);
+    inputs.continue_final_message = req.contains("continue_final_message")
+        ? common_chat_continuation_parse(to_common_json(req.at("continue_final_message")))
+        : COMMON_CHAT_CONTINUATION_NONE;
+    if (inputs.continue_final_message == COMMON_CHAT_CONTINUATION_NONE && !inputs.messages.empty() &&
+        inputs.messages.back().role == "assistant") {
+        // llama-server's default --prefill-assistant
+        if (inputs.messages.size() >= 2 && inputs.messages[inputs.messages.size() - 2].role == "assistant") {
+            throw request_error("Cannot have 2 or more assistant messages at the end of the list.");
+        }
+        inputs.continue_final_message = COMMON_CHAT_CONTINUATION_AUTO;
+        inputs.add_generation_prompt  = false;
+    }
+    if (inputs.continue_final_message != COMMON_CHAT_CONTINUATION_NONE && inputs.add_generation_prompt) {
+        throw request_error("Cannot set both add_generation_prompt and continue_final_message to true.");
+    }
+    inputs.reasoning_format = common_reasoning_format_from_name(
+        field_or<std::string>(req, "reasoning_format", "deepseek"));
+    inputs.enable_thinking = field_or<bool>(req, "enable_thinking", true);
+
+    const json kwargs = req.contains("chat_template_kwargs") && !req.at("chat_template_kwargs").is_null()
+        ? req.at("chat_template_kwargs") : json::object();
+    if (!kwargs.is_object()) {
+        throw request_error("field 'chat_template_kwargs' must be an object");
+    }
+    for (const auto & item : kwargs.items()) {
+        inputs.chat_template_kwargs[item.key()] = item.value().dump();
+    }
+    auto enable_thinking_kwarg = inputs.chat_template_kwargs.find("enable_thinking");
+    if (enable_thinking_kwarg != inputs.chat_template_kwargs.end()) {
+        if (enable_thinking_kwarg->second == "true") {
+            inputs.enable_thinking = true;
+        } else if (enable_thinking_kwarg->second == "false") {
+            inputs.enable_thinking = false;
+        } else if (!enable_thinking_kwarg->second.empty() && enable_thinking_kwarg->second[0] == '"') {
+            throw request_error("invalid type for \"enable_thinking\" (expected boolean, got string)");
+        }
+    }
+    inputs.now = now;
+
+    common_chat_params chat_params = common_chat_templates_apply(tmpls.get(), inputs);
+
+    parser_handle handle;
+    handle.params                  = common_chat_parser_params(chat_params);
+    handle.params.reasoning_format = inputs.reasoning_format;
+    handle.params.parse_tool_calls = true;
+    handle.params.is_continuation  = inputs.continue_final_message != COMMON_CHAT_CONTINUATION_NONE;
+    if (!chat_params.parser.empty()) {
+        handle.params.parser.load(chat_params.parser);
+    }
+    g_handles.push_back(std::move(handle));
+
+    return {
+        {"prompt", chat_params.prompt},
+        {"format", common_chat_format_name(chat_params.format)},
+        {"generation_prompt", chat_params.generation_prompt},
+        {"supports_thinking", chat_params.supports_thinking},
+        {"thinking_start_tag", chat_params.thinking_start_tag},
+        {"thinking_end_tags", chat_params.thinking_end_tags},
+        {"grammar", chat_params.grammar},
+        {"grammar_lazy", chat_params.grammar_lazy},
+        {"grammar_triggers", triggers_json(chat_params.grammar_triggers)},
+        {"preserved_tokens", chat_params.preserved_tokens},
+        {"additional_stops", chat_params.additional_stops},
+        {"handle", g_handles.size()},
+    };
+}
+
+static const parser_handle & handle_of(const json & req) {
+    const size_t handle = field_or<size_t>(req, "handle", 0);
+    if (handle == 0 || handle > g_handles.size()) {
+        throw request_error("unknown handle " + std::to_string(handle));
+    }
+    return g_handles[handle - 1];
+}
+
+static std::string text_of(const json & req) {
+    const json & text = field(req, "text");
+    if (!text.is_string()) {
+        throw request_error("field 'text' must be a string");
+    }
+    return text.get<std::string>();
+}
+
+// A reading: the message, or {"rejected": what llama.cpp threw}.
+static json read_once(const std::string & text, bool is_partial, const common_chat_parser_params & params) {
+    try {
+        return message_json(common_chat_parse(text, is_partial, params));
+    } catch (const std::exception & e) {
+        return {{"rejected", describe(e)}};
+    }
+}
+
+static json op_parse(const json & req) {
+    const parser_handle & handle = handle_of(req);
+    return {{"reading", read_once(text_of(req), field_or<bool>(req, "is_partial", false), handle.params)}};
+}
+
+// One step of llama-server's task_result_state::update_chat_msg (tool-call ids as the parser gives them).
+static json stream_step(const std::string & text, bool is_partial, const common_chat_parser_params & params,
+                        common_chat_msg & state) {
+    common_chat_msg fresh;
+    try {
+        fresh = common_chat_parse(text, is_partial, params);
+    } catch (const std::exception & e) {
+        return {{"reading", {{"rejected", describe(e)}}}, {"diffs", json::array()}, {"diff_error", ""}};
+    }
+    json diffs = json::array();
+    std::string diff_error;
+    if (!fresh.empty()) {
+        common_chat_msg previous = state;
+        state = fresh;
+        try {
+            diffs = diffs_json(common_chat_msg_diff::compute_diffs(previous, state));
+        } catch (const std::exception & e) {
+            diff_error = describe(e);
+        }
+    }
+    return {{"reading", message_json(state)}, {"diffs", diffs}, {"diff_error", diff_error}};
+}
+
+static json op_stream(const json & req) {
+    const parser_handle & handle = handle_of(req);
+    const std::string text = text_of(req);
+    const json & boundaries = field(req, "boundaries");
+    if (!boundaries.is_array()) {
+        throw request_error("field 'boundaries' must be an array of byte offsets");
+    }
+    std::vector<size_t> cuts;
+    for (const auto & value : boundaries) {
+        if (!value.is_number_unsigned()) {
+            throw request_error("boundary " + value.dump() + " is not a non-negative integer");
+        }
+        size_t cut = value.get<size_t>();
+        if (cut > text.size()) {
+            throw request_error("boundary " + std::to_string(cut) + " is past the end of the text (" +
+                                std::to_string(text.size()) + " bytes)");
+        }
+        if (!cuts.empty() && cut <= cuts.back()) {
+            throw request_error("boundaries must increase, got " + std::to_string(cut) + " after " +
+                                std::to_string(cuts.back()));
+        }
+        if (cut < text.size() && (((unsigned char) text[cut]) & 0xC0) == 0x80) {
+            throw request_error("boundary " + std::to_string(cut) + " splits a UTF-8 sequence");
+        }
+        cuts.push_back(cut);
+    }
+
+    common_chat_parser_params params = handle.params;
+    params.reasoning_in_content = params.reasoning_format == COMMON_REASONING_FORMAT_DEEPSEEK_LEGACY;
+
+    common_chat_msg state;
+    if (params.is_continuation && !params.echo) {
+        state = common_chat_parse("", true, params);
+    }
+    json steps = json::array();
+    for (size_t cut : cuts) {
+        steps.push_back(stream_step(text.substr(0, cut), true, params, state));
+    }
+    json final_step = stream_step(text, false, params, state);
+    return {{"steps", steps}, {"final", final_step}};
+}
+
+static json dispatch(const json & req) {
+    const std::string op = field_or<std::string>(req, "op", "");
+    if (op == "info") {
+        return op_info();
+    }
+    if (op == "render") {
+        return op_render(req);
+    }
+    if (op == "parse") {
+        return op_parse(req);
+    }
+    if (op == "stream") {
+        return op_stream(req);
+    }
+    if (op == "crash") {
+        std::abort();
+    }
+    if (op == "sleep") {
+        std::this_thread::sleep_for(std::chrono::duration<double>(field_or<double>(req, "seconds", 0.0)));
+        return json::object();
+    }
+    throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, crash or sleep)");
+}
+
+static std::string respond(const std::string & line) {
+    json id = nullptr;
+    json response;
+    try {
+        json req = json::parse(line);
+        if (!req.is_object()) {
+            throw request_error("a request must be a JSON object");
+        }
+        id = req.contains("id") ? req.at("id") : json(nullptr);
+        response = dispatch(req);
+    } catch (const json::parse_error & e) {
+        response = {{"error", std::string("malformed JSON request: ") + e.what()}};
+    } catch (const std::exception & e) {
+        response = {{"error", describe(e)}};
+    } catch (...) {
+        response = {{"error", "unknown exception"}};
+    }
+    response["id"] = id;
+    try {
+        return response.dump();
+    } catch (const json::exception & e) {
+        json failure = {{"id", id}, {"error", std::string("llama.cpp produced invalid UTF-8: ") + e.what()}};
+        return failure.dump();
+    }
+}
+
+int main() {
+    // stdout is the protocol: keep a private handle on it and send everything else printed there to stderr.
+    FILE * protocol = fdopen(dup(STDOUT_FILENO), "w");
+    if (protocol == nullptr || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        std::perror("chatparity-oracle: cannot set up the protocol stream");
+        return 1;
+    }
+    setenv("TZ", "UTC", 1);
+    tzset();
+    common_log_set_verbosity_thold(LOG_LEVEL_ERROR);
+
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        if (line.empty()) {
+            continue;
+        }
+        std::string out = respond(line);
+        std::fwrite(out.data(), 1, out.size(), protocol);
+        std::fputc('\n', protocol);
+        std::fflush(protocol);
+    }
+    return 0;
+}

@@ -1,0 +1,54 @@
+"""reply: read a model's reply exactly as llama.cpp (llama-server) reads it, in pure Python.
+
+    import reply
+    reader = reply.open(session)          # Unsupported when no syntax reads the template
+    message = reader.parse(text)          # Rejected when llama.cpp would refuse the finished reply
+    stream = reader.stream()
+    for chunk in chunks:
+        snapshot = stream.feed(chunk)     # what llama-server shows after this chunk
+    final = stream.finish()               # equal to reader.parse(text)
+
+`session` is anything with template_source, bos, eos, tools (OpenAI list), tool_choice,
+parallel_tool_calls, enable_thinking, kwargs (chat_template_kwargs), reasoning_format and messages.
+A `Message` has reasoning_content, content, tool_calls (ToolCall name, arguments as JSON text, id) and
+problems (`Problem`: no_action, multiple_actions, prose_before_action, text_after_action, unclosed_think,
+bad_syntax, unknown_action, bad_args, cut_off).
+
+How it works. `routes.py` replays llama.cpp's routing of a template (its specialized parsers first, else
+the differential autoparser). `analysis.py` replays the autoparser's reasoning-marker analysis with
+jinja2 probe renders (`templating.py`). Each syntax builds the same PEG grammar llama.cpp builds
+(`peg.py` is llama.cpp's PEG engine, `chat.py` its chat tags and AST-to-message mapper, `autoparser.py`
+its generic grammar), so whole and partial reads follow llama.cpp's own rules. A stream re-runs the
+grammar after every chunk, but `peg.py` memoizes every result that never looked at the end of the input
+and resumes long scans and repetitions, so a feed only reads the new text.
+
+Adding a syntax: write one module `reply/syntaxes/<name>.py` defining
+
+    SYNTAX = Syntax(name, route, detect, build, call_starts, order)
+
+- `route`: the llama.cpp route it implements (`routes.AUTOPARSER`, or a specialized route name from
+  `routes.ROUTES`, e.g. "qwen3_coder");
+- `detect(template) -> bool`: whether it reads this template, from the template's markers or a probe
+  render (`template.call_turn` is what the template writes for an assistant turn with one call);
+- `build(builder, template, request) -> Parser`: the grammar, ported from llama.cpp's
+  common/parsers/<route>.cpp or built with `autoparser.build` from a `ToolFormat`;
+- `call_starts(template, request) -> list[str]`: where a call starts (for problems);
+- `order`: detection order among syntaxes of the same route (lower first).
+The registry (`syntaxes/__init__.py`) imports every module of the package; nothing else changes. Then
+run tests/test_reply_oracle.py, which compares the new syntax with the oracle on its templates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reply.messages import Message, Problem, Rejected, ToolCall, Unsupported
+from reply.reader import Reader, Stream, open_reader
+
+
+def open(session: Any) -> Reader:  # noqa: A001 - the library's entry point reads as reply.open(session)
+    """A reader for a session's replies."""
+    return open_reader(session)
+
+
+__all__ = ["Message", "Problem", "Reader", "Rejected", "Stream", "ToolCall", "Unsupported", "open"]

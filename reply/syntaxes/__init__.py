@@ -1,0 +1,49 @@
+"""Reply syntaxes, one module each. Every module in this package defines `SYNTAX = Syntax(...)`; the
+registry imports them all and picks, for a template, the first (by `order`) whose `route` is the route
+llama.cpp takes for the template and whose `detect` accepts it."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from reply.chat import ChatBuilder
+from reply.peg import Parser
+from reply.request import Request
+from reply.template import Template
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """One reply syntax: which templates it reads and the grammar it reads them with."""
+
+    name: str
+    route: str
+    detect: Callable[[Template], bool]
+    build: Callable[[ChatBuilder, Template, Request], Parser]
+    call_starts: Callable[[Template, Request], list[str]] = field(default=lambda t, r: [])
+    order: int = 100
+
+
+@lru_cache(maxsize=1)
+def registered() -> tuple[Syntax, ...]:
+    """Every syntax module of this package, in detection order."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        syntax = getattr(module, "SYNTAX", None)
+        if not isinstance(syntax, Syntax):
+            raise TypeError(f"reply/syntaxes/{info.name}.py defines no SYNTAX = Syntax(...)")
+        found.append(syntax)
+    return tuple(sorted(found, key=lambda s: (s.order, s.name)))
+
+
+def select(template: Template) -> Syntax | None:
+    """The syntax that reads this template, or None."""
+    for syntax in registered():
+        if syntax.route == template.route and syntax.detect(template):
+            return syntax
+    return None

@@ -1,0 +1,1 @@
+"""The reports subcommands of `chatparity`: report, diff, gate, coverage (each a module with `main`)."""

@@ -1,0 +1,29 @@
+"""`chatparity report RUN [--out DIR]`: tables, HTML page, summaries, oracle defects and coverage."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from reports.divergences import DEFAULT_PATH, DivergenceFileError
+from reports.publish import write_report
+from reports.runs import RunError
+from reports.summary import summarize
+
+
+def main(argv: list[str], prog: str) -> int:
+    """Write every report file of a run and print its terminal summary."""
+    parser = argparse.ArgumentParser(prog=prog, description="Write the report files of a run.")
+    parser.add_argument("run", type=Path, help="the run directory (holding rows.sqlite)")
+    parser.add_argument("--out", type=Path, help="where to write the reports (default: the run directory)")
+    parser.add_argument("--divergences", type=Path, default=DEFAULT_PATH, help="the known-divergences file")
+    args = parser.parse_args(argv)
+    try:
+        written = write_report(args.run, args.out, args.divergences)
+        print(summarize(args.run, args.divergences))
+    except (RunError, DivergenceFileError) as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 2
+    print("wrote:", *[str(path) for path in written], sep="\n  ")
+    return 0

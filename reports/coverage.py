@@ -1,0 +1,168 @@
+"""Template coverage of a run: what rendered, what ran, how well, and what the parser does not handle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from reports.runs import Run
+from reports.statuses import ORACLE_ERRORS, PARSER_ERRORS, Status
+from reports.tables import markdown_table, rate, ratio
+
+WIDTH = 80
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Per template and per family coverage, and the sessions the parser declined or that could not run."""
+
+    templates: pd.DataFrame
+    families: pd.DataFrame
+    unsupported: pd.DataFrame
+    not_run: pd.DataFrame
+
+
+def _rates(rows: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per group: finished and partial match counts, errors, known divergences, cases per origin."""
+    frame = rows.assign(
+        is_match=(rows["status"] == Status.MATCH.value).astype(int),
+        finished=(rows["partial"] == 0).astype(int),
+        errors=rows["outcome"].isin([*ORACLE_ERRORS, *PARSER_ERRORS]).astype(int),
+        known=(rows["status"] == Status.KNOWN.value).astype(int),
+    )
+    frame = frame.assign(
+        finished_match=frame["is_match"] * frame["finished"],
+        partial_rows=1 - frame["finished"],
+        partial_match=frame["is_match"] * (1 - frame["finished"]),
+    )
+    sums = frame.groupby(by)[
+        ["finished", "finished_match", "partial_rows", "partial_match", "errors", "known"]
+    ].sum()
+    sums["cases"] = frame.groupby(by)["case_id"].nunique()
+    per_origin = frame.drop_duplicates("case_id").groupby([by, "origin"]).size()
+    sums["cases by corpus"] = pd.Series(
+        [
+            ", ".join(f"{origin} {count}" for origin, count in per_origin[group].items())
+            if group in per_origin.index
+            else ""
+            for group in sums.index
+        ],
+        index=sums.index,
+        dtype=object,
+    )
+    return sums
+
+
+def _session_columns(sessions: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per group: sessions, how many render in jinja2 and in llama.cpp, prompt parity, modes, unsupported."""
+    grouped = sessions.groupby(by)
+    table = pd.DataFrame(
+        {
+            "sessions": grouped.size(),
+            "jinja2 renders": grouped["jinja_renders"].sum(),
+            "llama.cpp renders": grouped["oracle_renders"].sum(),
+            "prompt parity": grouped["prompt_parity"].apply(lambda parity: int((parity == "equal").sum())),
+            "unsupported sessions": grouped["status"].apply(
+                lambda status: int((status == "unsupported").sum())
+            ),
+        }
+    )
+    table["first parity difference"] = grouped["prompt_parity"].apply(
+        lambda parity: next((value for value in sorted(parity) if value != "equal"), "")
+    )
+    table["modes"] = grouped["mode"].apply(lambda modes: ", ".join(sorted(set(modes))))
+    return table
+
+
+def _table(run: Run, rows: pd.DataFrame, by: str) -> pd.DataFrame:
+    """The coverage table grouped by template or family."""
+    sessions = _session_columns(run.sessions, by)
+    rates = _rates(rows, by)
+    table = pd.DataFrame(index=sorted(set(sessions.index) | set(rates.index)))
+    table.index.name = by
+    if by == "template":
+        first = run.sessions.drop_duplicates("template").set_index("template")
+        table["family"] = [first.at[name, "family"] if name in first.index else "" for name in table.index]
+        table["syntax"] = [first.at[name, "syntax"] if name in first.index else "" for name in table.index]
+    else:
+        table["templates"] = (
+            run.sessions.groupby(by)["template"].nunique().reindex(table.index).fillna(0).astype(int)
+        )
+    counts = sessions.reindex(table.index)
+    total = counts["sessions"].fillna(0).astype(int)
+    for column in ("jinja2 renders", "llama.cpp renders", "prompt parity"):
+        table[column] = [ratio(int(part), int(whole)) for part, whole in zip(counts[column].fillna(0), total)]
+    table["first parity difference"] = counts["first parity difference"].fillna("")
+    table["modes run"] = counts["modes"].fillna("")
+    rates = rates.reindex(table.index)
+    table["cases"] = rates["cases"].fillna(0).astype(int)
+    table["cases by corpus"] = rates["cases by corpus"].fillna("")
+    table["finished match"] = [
+        rate(int(m), int(t)) for m, t in zip(rates["finished_match"].fillna(0), rates["finished"].fillna(0))
+    ]
+    table["partial match"] = [
+        rate(int(m), int(t))
+        for m, t in zip(rates["partial_match"].fillna(0), rates["partial_rows"].fillna(0))
+    ]
+    table["errors"] = rates["errors"].fillna(0).astype(int)
+    table["known divergences"] = rates["known"].fillna(0).astype(int)
+    table["unsupported sessions"] = counts["unsupported sessions"].fillna(0).astype(int)
+    return table.reset_index()
+
+
+def coverage(run: Run, rows: pd.DataFrame) -> Coverage:
+    """Coverage of a run, given its classified rows."""
+    declined = run.sessions[run.sessions["status"] == "unsupported"]
+    sessions = run.sessions.groupby("template").size()
+    unsupported = (
+        declined.groupby("template")
+        .agg(
+            count=("mode", "size"),
+            modes=("mode", lambda labels: ", ".join(sorted(set(labels)))),
+            error=("error", "first"),
+        )
+        .reset_index()
+    )
+    totals = [int(sessions.get(name, 0)) for name in unsupported["template"]]
+    unsupported.insert(1, "at all", [count == total for count, total in zip(unsupported["count"], totals)])
+    unsupported.insert(
+        2, "sessions", [ratio(count, total) for count, total in zip(unsupported["count"], totals)]
+    )
+    unsupported = unsupported.drop(columns="count")
+    not_run = run.sessions[~run.sessions["status"].isin(["ok", "unsupported"])][
+        ["template", "mode", "status", "error"]
+    ].reset_index(drop=True)
+    return Coverage(
+        templates=_table(run, rows, "template"),
+        families=_table(run, rows, "family"),
+        unsupported=unsupported,
+        not_run=not_run,
+    )
+
+
+def coverage_markdown(result: Coverage) -> str:
+    """Coverage as markdown: families, templates, what the parser does not handle, sessions not run."""
+    brief = result.templates.drop(columns=["modes run"])
+    return "\n".join(
+        [
+            "# Template coverage",
+            "",
+            "## Per family",
+            "",
+            markdown_table(result.families.drop(columns=["modes run"]), WIDTH),
+            "",
+            "## Per template",
+            "",
+            markdown_table(brief, WIDTH),
+            "",
+            "## Templates and modes the parser does not handle",
+            "",
+            markdown_table(result.unsupported, WIDTH),
+            "",
+            "## Sessions that could not run (render errors)",
+            "",
+            markdown_table(result.not_run, WIDTH),
+            "",
+        ]
+    )

@@ -1,0 +1,191 @@
+"""Base-versus-head comparison of two runs: regressions, fixes, changed failure kinds, new and gone rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import pandas as pd
+
+from reports.runs import Run, pin_differences
+from reports.statuses import outcome_label
+from reports.tables import markdown_table, records
+
+KEYS = ["case_id", "chunking"]
+INFO = ["template", "family", "syntax", "mode", "origin", "shape", "partial"]
+TOP = 15
+WIDTH = 100
+TITLES = {
+    "regression": "Regressions",
+    "kind change": "Kind changes",
+    "fix": "Fixes",
+    "new": "New rows that do not match",
+}
+
+
+class Change(str, Enum):
+    """How a row moved from base to head."""
+
+    REGRESSION = "regression"
+    FIX = "fix"
+    KIND_CHANGE = "kind change"
+    NEW = "new"
+    GONE = "gone"
+    SAME = "same"
+
+
+COUNTED = (Change.REGRESSION, Change.FIX, Change.KIND_CHANGE, Change.NEW, Change.GONE)
+
+
+class PinMismatch(Exception):
+    """Two runs whose pins (llama.cpp commit, template index, profile) differ."""
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    """Every row of either run with its base and head outcome and how it changed, plus pin warnings."""
+
+    rows: pd.DataFrame
+    warnings: tuple[str, ...]
+
+    def of(self, change: Change) -> pd.DataFrame:
+        """The rows that changed in one way."""
+        return self.rows[self.rows["change"] == change.value]
+
+
+def classify_change(base: str | None, head: str | None) -> Change:
+    """The change from a base outcome label to a head one (None: the row is absent)."""
+    if base is None:
+        return Change.NEW
+    if head is None:
+        return Change.GONE
+    if base == head:
+        return Change.SAME
+    if base == "match":
+        return Change.REGRESSION
+    if head == "match":
+        return Change.FIX
+    return Change.KIND_CHANGE
+
+
+def check_pins(base: Run, head: Run, allow: bool) -> tuple[str, ...]:
+    """Refuse runs with different pins, or return loud warnings when allowed."""
+    differences = pin_differences(base.stamp, head.stamp)
+    if differences and not allow:
+        raise PinMismatch(
+            "runs are not comparable, their pins differ: "
+            + "; ".join(differences)
+            + " (pass --allow-pin-mismatch to compare anyway)"
+        )
+    return tuple(f"WARNING: comparing runs whose pins differ: {difference}" for difference in differences)
+
+
+def _labelled(run: Run) -> pd.DataFrame:
+    """A run's rows keyed by case and chunking with their outcome labels and row info."""
+    rows = run.rows
+    return pd.DataFrame(
+        {
+            **{key: rows[key] for key in KEYS},
+            **{key: rows[key] for key in INFO},
+            "label": [outcome_label(outcome, kind) for outcome, kind in zip(rows["outcome"], rows["kind"])],
+            "detail": rows["detail"].where(rows["detail"] != "", rows["error"]),
+        }
+    )
+
+
+def diff_runs(base: Run, head: Run, allow_pin_mismatch: bool = False) -> RunDiff:
+    """Compare two runs row by row (raw outcomes, known divergences aside)."""
+    warnings = check_pins(base, head, allow_pin_mismatch)
+    left, right = _labelled(base), _labelled(head)
+    joined = left.merge(right, on=KEYS, how="outer", suffixes=("_base", "_head"), indicator=True)
+    frame = pd.DataFrame({key: joined[key] for key in KEYS})
+    for key in INFO:
+        frame[key] = joined[f"{key}_head"].where(joined["_merge"] != "left_only", joined[f"{key}_base"])
+    base_labels = [None if pd.isna(label) else label for label in joined["label_base"]]
+    head_labels = [None if pd.isna(label) else label for label in joined["label_head"]]
+    frame["base"], frame["head"] = base_labels, head_labels
+    frame["detail"] = (
+        joined["detail_head"].where(joined["detail_head"].fillna("") != "", joined["detail_base"]).fillna("")
+    )
+    frame["change"] = [classify_change(b, h).value for b, h in zip(base_labels, head_labels)]
+    frame = frame.sort_values(["template", "mode", "shape", "case_id", "chunking"], kind="stable")
+    return RunDiff(rows=frame.reset_index(drop=True), warnings=warnings)
+
+
+def change_counts(diff: RunDiff, by: str) -> pd.DataFrame:
+    """Per group (family or template): how many rows regressed, were fixed, changed kind, are new or gone."""
+    changed = diff.rows[diff.rows["change"] != Change.SAME.value]
+    columns = [change.value for change in COUNTED]
+    if changed.empty:
+        return pd.DataFrame(columns=[by, *columns])
+    table = pd.crosstab(changed[by], changed["change"]).reindex(columns=columns, fill_value=0)
+    return table.reset_index().rename_axis(None, axis=1)
+
+
+def totals(diff: RunDiff) -> dict[str, int]:
+    """Row counts per change, and rows compared."""
+    counts = {change.value: int((diff.rows["change"] == change.value).sum()) for change in Change}
+    return {"rows": len(diff.rows), **counts}
+
+
+def _shown(rows: pd.DataFrame) -> pd.DataFrame:
+    """The columns a person reads for a changed row."""
+    return rows[["template", "mode", "shape", "chunking", "case_id", "base", "head", "detail"]].fillna("")
+
+
+def diff_markdown(
+    diff: RunDiff, base_name: str, head_name: str, full_report: str = "", top: int = TOP
+) -> str:
+    """A PR-comment sized markdown: counts, per-family counts, the top changed rows and where the rest is."""
+    count = totals(diff)
+    headline = pd.DataFrame(
+        [{change.value: count[change.value] for change in COUNTED} | {"unchanged": count["same"]}]
+    )
+    parts = [f"## chatparity diff: {base_name} → {head_name}", ""]
+    parts += [f"> **{warning}**" for warning in diff.warnings]
+    if diff.warnings:
+        parts.append("")
+    parts.append(markdown_table(headline))
+    for by in ("family", "template"):
+        counts = change_counts(diff, by)
+        counts = counts.sort_values(
+            [Change.REGRESSION.value, Change.KIND_CHANGE.value, Change.FIX.value, by],
+            ascending=[False, False, False, True],
+            kind="stable",
+        )
+        parts += ["", f"### Per {by} ({len(counts)} with changes)", "", markdown_table(counts.head(top))]
+        if len(counts) > top:
+            parts += ["", f"…and {len(counts) - top} others."]
+    parts.append("")
+    for change in (Change.REGRESSION, Change.KIND_CHANGE, Change.FIX, Change.NEW):
+        rows = diff.of(change)
+        if change is Change.NEW:
+            rows = rows[rows["head"] != "match"]
+        if rows.empty:
+            continue
+        parts += [
+            f"### {TITLES[change.value]} ({len(rows)})",
+            "",
+            markdown_table(_shown(rows.head(top)), WIDTH),
+            "",
+        ]
+        if len(rows) > top:
+            parts += [f"…and {len(rows) - top} others.", ""]
+    if full_report:
+        parts += [f"Full report: {full_report}", ""]
+    return "\n".join(parts)
+
+
+def diff_json(diff: RunDiff, base_name: str, head_name: str) -> dict[str, Any]:
+    """The whole diff for machines: counts overall, per family and per template, and every changed row."""
+    changed = diff.rows[diff.rows["change"] != Change.SAME.value]
+    return {
+        "base": base_name,
+        "head": head_name,
+        "warnings": list(diff.warnings),
+        "counts": totals(diff),
+        "per_family": records(change_counts(diff, "family")),
+        "per_template": records(change_counts(diff, "template")),
+        "rows": records(changed),
+    }

@@ -1,0 +1,154 @@
+"""Known divergences: the committed list of deliberate differences from llama.cpp, applied to a run's rows."""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from reports.runs import Run
+from reports.statuses import MISMATCH_KINDS, Status, raw_status
+
+DEFAULT_PATH = Path(__file__).with_name("known_divergences.toml")
+GLOB_FIELDS = ("template", "family", "origin", "shape", "mode", "chunking")
+REQUIRED_FIELDS = ("kind", "reason")
+
+
+class DivergenceFileError(Exception):
+    """A known-divergences file that cannot be used as written."""
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One entry: which rows (globs on template, family, origin, shape, mode, chunking) fail how, and why."""
+
+    number: int
+    template: str
+    family: str
+    origin: str
+    shape: str
+    mode: str
+    chunking: str
+    kind: str
+    reason: str
+
+    @property
+    def label(self) -> str:
+        """A short name for the entry: its number and the globs that are not '*'."""
+        scope = ", ".join(
+            f"{name}={getattr(self, name)}" for name in GLOB_FIELDS if getattr(self, name) != "*"
+        )
+        return f"#{self.number} ({scope}; {self.kind})"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Rows with their status and the divergence that covers them, and the entries that cover nothing."""
+
+    rows: pd.DataFrame
+    stale: tuple[Divergence, ...]
+    not_exercised: tuple[Divergence, ...]
+
+    @property
+    def unexpected(self) -> pd.DataFrame:
+        """Rows a known divergence lists that now match."""
+        return self.rows[self.rows["status"] == Status.UNEXPECTED_MATCH.value]
+
+    @property
+    def strict_failures(self) -> int:
+        """How many unexpected matches and stale entries there are: each one fails the gate."""
+        return len(self.unexpected) + len(self.stale)
+
+
+def load_divergences(path: Path = DEFAULT_PATH) -> tuple[Divergence, ...]:
+    """Read and check the known-divergences file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise DivergenceFileError(f"{path}: no such known-divergences file") from error
+    except tomllib.TOMLDecodeError as error:
+        raise DivergenceFileError(f"{path}: not valid TOML: {error}") from error
+    unknown_tables = set(data) - {"divergence"}
+    if unknown_tables:
+        raise DivergenceFileError(
+            f"{path}: unknown top-level keys {sorted(unknown_tables)}; use [[divergence]]"
+        )
+    return tuple(_entry(path, number, raw) for number, raw in enumerate(data.get("divergence", []), start=1))
+
+
+def _entry(path: Path, number: int, raw: dict[str, object]) -> Divergence:
+    """One checked entry of the file."""
+    where = f"{path}: [[divergence]] #{number}"
+    unknown = set(raw) - set(GLOB_FIELDS) - set(REQUIRED_FIELDS)
+    if unknown:
+        raise DivergenceFileError(f"{where}: unknown keys {sorted(unknown)}")
+    missing = [name for name in REQUIRED_FIELDS if not raw.get(name)]
+    if missing:
+        raise DivergenceFileError(f"{where}: missing {', '.join(missing)}")
+    if "template" not in raw and "family" not in raw:
+        raise DivergenceFileError(f"{where}: needs a template or family glob")
+    if raw["kind"] not in MISMATCH_KINDS:
+        raise DivergenceFileError(f"{where}: kind {raw['kind']!r} is not one of {', '.join(MISMATCH_KINDS)}")
+    if not isinstance(raw["reason"], str):
+        raise DivergenceFileError(f"{where}: reason must be a string")
+    values = {name: raw.get(name, "*") for name in GLOB_FIELDS}
+    for name, value in values.items():
+        if not isinstance(value, str) or not value:
+            raise DivergenceFileError(f"{where}: {name} must be a non-empty glob string")
+    reason = str(raw["reason"])
+    return Divergence(number=number, kind=str(raw["kind"]), reason=reason, **values)  # type: ignore[arg-type]
+
+
+def _glob_mask(column: pd.Series, pattern: str) -> pd.Series:
+    """Which values of a column match a glob (each distinct value tested once)."""
+    if pattern == "*":
+        return pd.Series(True, index=column.index)
+    hits = {value for value in column.unique() if fnmatch.fnmatchcase(str(value), pattern)}
+    return column.isin(hits)
+
+
+def scope_mask(frame: pd.DataFrame, entry: Divergence, fields: tuple[str, ...] = GLOB_FIELDS) -> pd.Series:
+    """The rows of `frame` an entry's globs select, on the given fields."""
+    mask = pd.Series(True, index=frame.index)
+    for name in fields:
+        mask &= _glob_mask(frame[name], getattr(entry, name))
+    return mask
+
+
+def apply_divergences(
+    rows: pd.DataFrame, sessions: pd.DataFrame, entries: tuple[Divergence, ...], complete: bool = False
+) -> Verdict:
+    """Give each row a status and the label of the divergence covering it; find stale and idle entries.
+
+    A mismatch of the entry's kind is a known divergence; a match it covers is an unexpected match; other
+    failures it covers stay what they are. An entry that covers no known divergence nor unexpected match is
+    stale when its template/family/mode globs select a session of the run, or when the run was `complete`
+    (not narrowed by a selection); otherwise the run did not exercise it.
+    """
+    frame = rows.copy()
+    frame["status"] = [raw_status(outcome).value for outcome in frame["outcome"]]
+    frame["divergence"] = ""
+    stale: list[Divergence] = []
+    not_exercised: list[Divergence] = []
+    for entry in entries:
+        in_scope = scope_mask(frame, entry) & (frame["divergence"] == "")
+        known = in_scope & (frame["outcome"] == "mismatch") & (frame["kind"] == entry.kind)
+        unexpected = in_scope & (frame["outcome"] == "match")
+        frame.loc[known, "status"] = Status.KNOWN.value
+        frame.loc[unexpected, "status"] = Status.UNEXPECTED_MATCH.value
+        frame.loc[known | unexpected, "divergence"] = entry.label
+        if (known | unexpected).any():
+            continue
+        if complete or scope_mask(sessions, entry, ("template", "family", "mode")).any():
+            stale.append(entry)
+        else:
+            not_exercised.append(entry)
+    return Verdict(rows=frame, stale=tuple(stale), not_exercised=tuple(not_exercised))
+
+
+def classify_run(run: Run, path: Path = DEFAULT_PATH) -> Verdict:
+    """A run's rows classified with the known divergences of the file at `path`."""
+    return apply_divergences(run.rows, run.sessions, load_divergences(path), run.complete)

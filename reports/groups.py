@@ -1,0 +1,117 @@
+"""Failure groups: rows that fail the same way folded into one representative row with a count."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from reports.runs import chunking_key
+from reports.statuses import STREAM_CHECKS, Status
+
+GROUP_KEYS = ("family", "syntax", "shapes", "status", "kind", "what")
+GROUPED_STATUSES = (Status.MISMATCH, Status.KNOWN, Status.PARSER_ERROR, Status.ORACLE_ERROR)
+INDEX = re.compile(r"\[\d+\]")
+
+
+def detail_path(detail: str) -> str:
+    """The field path of a mismatch detail ('tool_calls[1].arguments.x @3: …' -> 'tool_calls[].arguments.x').
+
+    A rejection keeps its reason with quoted text and numbers blanked ('rejected: expected 'N'…').
+    """
+    head, _, rest = detail.partition(":")
+    if head in {"rejected", "oracle rejected"}:
+        return f"{head}: {error_head(rest)[:80]}"
+    path = re.split(r" @|:", detail, maxsplit=1)[0].strip()
+    return INDEX.sub("[]", path)
+
+
+def error_head(error: str) -> str:
+    """The first line of an error message with numbers and quoted text blanked, so like errors group."""
+    line = error.strip().splitlines()[0] if error.strip() else ""
+    line = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", line)
+    return re.sub(r"\d+", "N", line)[:120]
+
+
+def shape_kind(shape: str) -> str:
+    """A reply shape with numbers blanked, so seeded variants of a shape (fuzz:seed=N:N) group together."""
+    return re.sub(r"\d+", "N", shape)
+
+
+def _fold(failing: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.DataFrame:
+    """Group failing rows by `keys`: counts, spans, a representative (shortest reply, 'whole' first, case id).
+
+    Rows group on their shape kind (numbers blanked); the representative keeps its own shape.
+    """
+    failing = failing.assign(
+        _chunk=[chunking_key(chunking) for chunking in failing["chunking"]],
+        _length=failing["reply"].str.len(),
+        shapes=[shape_kind(shape) for shape in failing["shape"]],
+    )
+    failing = failing.sort_values(["_length", "_chunk", "case_id"], kind="stable")
+    grouped = failing.groupby(keys, sort=False, dropna=False)
+    summary = grouped.agg(
+        rows=("case_id", "size"), templates=("template", "nunique"), cases=("case_id", "nunique")
+    )
+    shown = [column for column in columns if column not in keys and column not in summary.columns]
+    table = summary.join(grouped[shown].first()).reset_index()
+    table = table.sort_values(["rows", *keys], ascending=[False, *[True] * len(keys)], kind="stable")
+    return table[columns].reset_index(drop=True)
+
+
+def stream_groups(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per way a stream check breaks (family, syntax, shape, first broken invariant), most first."""
+    columns = [
+        "family",
+        "syntax",
+        "shapes",
+        "what",
+        "rows",
+        "templates",
+        "cases",
+        "template",
+        "mode",
+        "chunking",
+        "shape",
+        "case_id",
+        "stream_detail",
+        "reply",
+    ]
+    streamed = rows[(rows["chunking"] != "whole") & rows["consistent"].notna()]
+    broken = streamed[(streamed[list(STREAM_CHECKS)] == 0).any(axis=1)]
+    if broken.empty:
+        return pd.DataFrame(columns=columns)
+    broken = broken.assign(what=[re.sub(r"\d+", "N", detail)[:120] for detail in broken["stream_detail"]])
+    return _fold(broken, ["family", "syntax", "shapes", "what"], columns)
+
+
+def failure_groups(rows: pd.DataFrame, statuses: tuple[Status, ...] = GROUPED_STATUSES) -> pd.DataFrame:
+    """One line per way of failing (family, syntax, shape, status, kind, field path or error), most first.
+
+    Each line carries the count, how many templates and cases it spans, and a representative row (the shortest
+    reply, 'whole' chunking preferred, then by case id) with its template, mode, chunking, detail, readings.
+    """
+    failing = rows[rows["status"].isin([status.value for status in statuses])].copy()
+    columns = [
+        *GROUP_KEYS,
+        "rows",
+        "templates",
+        "cases",
+        "template",
+        "mode",
+        "chunking",
+        "shape",
+        "case_id",
+        "detail",
+        "reply",
+        "oracle_reading",
+        "parser_reading",
+        "error",
+    ]
+    if failing.empty:
+        return pd.DataFrame(columns=columns)
+    failing["what"] = [
+        detail_path(detail) if outcome == "mismatch" else error_head(error) or outcome
+        for outcome, detail, error in zip(failing["outcome"], failing["detail"], failing["error"])
+    ]
+    return _fold(failing, list(GROUP_KEYS), columns)

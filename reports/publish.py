@@ -1,0 +1,176 @@
+"""Writes every report file of a run: markdown, HTML, CSV and JSON tables, oracle defects and coverage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from reports.coverage import Coverage, coverage, coverage_markdown
+from reports.divergences import DEFAULT_PATH, Verdict, classify_run
+from reports.groups import failure_groups, stream_groups
+from reports.html import page
+from reports.oracle_defects import defects_markdown, oracle_defects
+from reports.runs import Run, load_run
+from reports.summary import summary_markdown
+from reports.tables import Tables, build_tables, markdown_table, records
+
+WIDTH = 100
+STREAM_COLUMNS = [
+    "rows",
+    "family",
+    "syntax",
+    "shapes",
+    "what",
+    "templates",
+    "cases",
+    "template",
+    "mode",
+    "chunking",
+    "case_id",
+    "stream_detail",
+]
+GROUP_COLUMNS = [
+    "rows",
+    "status",
+    "family",
+    "syntax",
+    "shapes",
+    "kind",
+    "what",
+    "templates",
+    "cases",
+    "template",
+    "mode",
+    "chunking",
+    "case_id",
+    "detail",
+]
+
+
+def write_json(path: Path, value: Any) -> Path:
+    """Write deterministic JSON."""
+    path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def write_csv(path: Path, frame: pd.DataFrame) -> Path:
+    """Write a frame as CSV without its index."""
+    frame.to_csv(path, index=False, lineterminator="\n")
+    return path
+
+
+def strict_section(verdict: Verdict) -> str:
+    """Markdown of the known-divergence problems: unexpected matches, stale and unexercised entries."""
+    unexpected = verdict.unexpected[["template", "mode", "shape", "chunking", "case_id", "divergence"]]
+    stale = pd.DataFrame([{"entry": entry.label, "reason": entry.reason} for entry in verdict.stale])
+    idle = pd.DataFrame([{"entry": entry.label, "reason": entry.reason} for entry in verdict.not_exercised])
+    return "\n".join(
+        [
+            f"## Unexpected matches ({len(unexpected)}; each fails the gate)",
+            "",
+            markdown_table(unexpected),
+            "",
+            f"## Stale known divergences ({len(stale)}; each fails the gate)",
+            "",
+            markdown_table(stale),
+            "",
+            f"## Known divergences this run did not exercise ({len(idle)})",
+            "",
+            markdown_table(idle),
+            "",
+        ]
+    )
+
+
+def report_markdown(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame) -> str:
+    """The full markdown report: summary, distinct failures, per family/syntax/template tables, strictness."""
+    streams = stream_groups(verdict.rows)
+    parts = [
+        summary_markdown(run, verdict, "report.html"),
+        "## All distinct failures",
+        "",
+        markdown_table(groups[GROUP_COLUMNS], WIDTH),
+        "",
+        f"## Stream check failures ({len(streams)} distinct)",
+        "",
+        markdown_table(streams[STREAM_COLUMNS], WIDTH),
+        "",
+    ]
+    for by, shown in tables.shown.items():
+        for name, frame in shown.items():
+            parts += [f"## Per {by}: {name}", "", markdown_table(frame), ""]
+    parts.append(strict_section(verdict))
+    return "\n".join(parts)
+
+
+def write_report(run_dir: Path, out: Path | None = None, divergences: Path = DEFAULT_PATH) -> list[Path]:
+    """Write all report files of the run in `run_dir` into `out` (default: the run directory); return them."""
+    run = load_run(Path(run_dir))
+    verdict = classify_run(run, divergences)
+    target = Path(out) if out is not None else run.directory
+    target.mkdir(parents=True, exist_ok=True)
+    tables = build_tables(verdict.rows)
+    groups = failure_groups(verdict.rows)
+    defects = oracle_defects(run)
+    written = [target / "report.md", target / "report.html", target / "summary.md"]
+    written[0].write_text(report_markdown(run, verdict, tables, groups), encoding="utf-8")
+    written[1].write_text(page(run, verdict, tables, defects), encoding="utf-8")
+    written[2].write_text(summary_markdown(run, verdict, "report.html"), encoding="utf-8")
+    for by, counts in tables.counts.items():
+        written.append(write_csv(target / f"counts_by_{by}.csv", counts))
+    written.append(write_csv(target / "failures.csv", groups))
+    written.append(write_csv(target / "stream_failures.csv", stream_groups(verdict.rows)))
+    written.append(
+        write_json(
+            target / "tables.json",
+            {
+                "stamp": run.stamp,
+                "counts": {by: records(counts) for by, counts in tables.counts.items()},
+                "tables": {
+                    by: {name: records(frame) for name, frame in shown.items()}
+                    for by, shown in tables.shown.items()
+                },
+                "failures": records(groups[GROUP_COLUMNS]),
+                "stream_failures": records(stream_groups(verdict.rows)[STREAM_COLUMNS]),
+                "unexpected_matches": records(
+                    verdict.unexpected[["case_id", "chunking", "template", "divergence"]]
+                ),
+                "stale_divergences": [entry.label for entry in verdict.stale],
+                "unexercised_divergences": [entry.label for entry in verdict.not_exercised],
+            },
+        )
+    )
+    defects_md = target / "oracle_defects.md"
+    defects_md.write_text(defects_markdown(defects, str(run.stamp.get("profile", "quick"))), encoding="utf-8")
+    written.append(defects_md)
+    written.append(
+        write_json(
+            target / "oracle_defects.json",
+            {"counts": records(defects.counts), "clusters": records(defects.clusters)},
+        )
+    )
+    return written + write_coverage(coverage(run, verdict.rows), target)
+
+
+def write_coverage(covered: Coverage, target: Path) -> list[Path]:
+    """Write coverage.md, coverage.csv (per template), coverage_families.csv and coverage.json."""
+    target.mkdir(parents=True, exist_ok=True)
+    markdown = target / "coverage.md"
+    markdown.write_text(coverage_markdown(covered), encoding="utf-8")
+    return [
+        markdown,
+        write_csv(target / "coverage.csv", covered.templates),
+        write_csv(target / "coverage_families.csv", covered.families),
+        write_json(
+            target / "coverage.json",
+            {
+                "templates": records(covered.templates),
+                "families": records(covered.families),
+                "unsupported": records(covered.unsupported),
+                "not_run": records(covered.not_run),
+            },
+        ),
+    ]

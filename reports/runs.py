@@ -1,0 +1,90 @@
+"""A finished run read back from its store: stamp, sessions and rows as pandas frames."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.store import STORE_NAME, read_stamp
+
+CHUNKING_ORDER = ("whole", "char", "char2", "char3", "split")
+PIN_KEYS = ("llama_cpp_commit", "template_index_hash", "profile")
+SELECTION_KEYS = ("templates", "family", "mode", "corpus", "only_failing")
+
+
+class RunError(Exception):
+    """A run directory that cannot be read as a run."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run's directory, its stamp, its sessions and its rows."""
+
+    directory: Path
+    stamp: dict[str, Any]
+    sessions: pd.DataFrame
+    rows: pd.DataFrame
+
+    @property
+    def name(self) -> str:
+        """The run's directory name."""
+        return self.directory.name
+
+    @property
+    def lost(self) -> list[str]:
+        """The sweep's test items that failed, whose rows are missing from the store."""
+        return [str(item) for item in self.stamp.get("lost_items") or []]
+
+    @property
+    def complete(self) -> bool:
+        """Whether the run covered every template, mode and corpus of its profile (no selection)."""
+        selection = self.stamp.get("selection")
+        return isinstance(selection, dict) and not any(selection.get(key) for key in SELECTION_KEYS)
+
+
+def store_file(path: Path) -> Path:
+    """The SQLite file of a run given as its directory or the file itself."""
+    file = path / STORE_NAME if path.is_dir() else path
+    if not file.is_file():
+        raise RunError(f"{path}: no run store here (expected {STORE_NAME} in the run directory)")
+    return file
+
+
+def load_run(path: Path) -> Run:
+    """Read the run at `path` (a run directory or its rows.sqlite)."""
+    file = store_file(Path(path))
+    connection = sqlite3.connect(f"file:{file}?mode=ro", uri=True)
+    try:
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = {"stamp", "sessions", "rows"} - tables
+        if missing:
+            raise RunError(f"{file}: not a run store, missing tables {sorted(missing)}")
+        stamp = read_stamp(connection)
+        sessions = pd.read_sql("SELECT * FROM sessions ORDER BY session_id", connection)
+        rows = pd.read_sql("SELECT * FROM rows ORDER BY case_id, chunking", connection)
+    finally:
+        connection.close()
+    return Run(directory=file.parent, stamp=stamp, sessions=sessions, rows=rows)
+
+
+def chunking_key(chunking: str) -> tuple[int, str]:
+    """Sort key putting the named chunkings first in their usual order, then the rest by name."""
+    if chunking in CHUNKING_ORDER:
+        return (CHUNKING_ORDER.index(chunking), "")
+    return (len(CHUNKING_ORDER), chunking)
+
+
+def ordered_chunkings(chunkings: Any) -> list[str]:
+    """The distinct chunkings of a column, in report order."""
+    return sorted(set(chunkings), key=chunking_key)
+
+
+def pin_differences(base: dict[str, Any], head: dict[str, Any]) -> list[str]:
+    """The pinned stamp keys on which two stamps differ, each as 'key: base != head'."""
+    return [
+        f"{key}: {base.get(key)!r} != {head.get(key)!r}" for key in PIN_KEYS if base.get(key) != head.get(key)
+    ]

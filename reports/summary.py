@@ -1,0 +1,223 @@
+"""Short summaries of a run: one terminal screen for the end of a sweep, and markdown for CI or a PR."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from reports.divergences import DEFAULT_PATH, Verdict, classify_run
+from reports.groups import failure_groups, stream_groups
+from reports.runs import Run, load_run
+from reports.statuses import MISMATCH_KINDS, ORACLE_ERRORS, PARSER_ERRORS, STREAM_CHECKS, Status
+from reports.tables import markdown_table, rate
+
+TOP = 8
+WIDTH = 100
+
+
+@dataclass(frozen=True)
+class Totals:
+    """The headline counts of a run."""
+
+    rows: int
+    by_status: dict[str, int]
+    kinds: dict[str, int]
+    oracle_errors: int
+    parser_errors: int
+    finished: tuple[int, int]
+    partial: tuple[int, int]
+    streamed: int
+    stream_passes: dict[str, int]
+    stale: int
+
+
+def totals(verdict: Verdict) -> Totals:
+    """Count a classified run."""
+    rows = verdict.rows
+    is_match = rows["status"] == Status.MATCH.value
+    finished = rows["partial"] == 0
+    mismatched = rows[rows["status"] == Status.MISMATCH.value]
+    streamed = rows[(rows["chunking"] != "whole") & rows["consistent"].notna()]
+    return Totals(
+        rows=len(rows),
+        by_status={status.value: int((rows["status"] == status.value).sum()) for status in Status},
+        kinds={kind: int((mismatched["kind"] == kind).sum()) for kind in MISMATCH_KINDS},
+        oracle_errors=int(rows["outcome"].isin(ORACLE_ERRORS).sum()),
+        parser_errors=int(rows["outcome"].isin(PARSER_ERRORS).sum()),
+        finished=(int((is_match & finished).sum()), int(finished.sum())),
+        partial=(int((is_match & ~finished).sum()), int((~finished).sum())),
+        streamed=len(streamed),
+        stream_passes={check: int((streamed[check] == 1).sum()) for check in STREAM_CHECKS},
+        stale=len(verdict.stale),
+    )
+
+
+def worst_templates(rows: pd.DataFrame, count: int = 5) -> list[str]:
+    """The templates with the lowest match rate (then most rows), as 'name m/t (p%)'."""
+    per = (
+        rows.assign(is_match=rows["status"] == Status.MATCH.value)
+        .groupby("template")["is_match"]
+        .agg(["sum", "size"])
+    )
+    per = per[per["sum"] < per["size"]]
+    per = per.assign(share=per["sum"] / per["size"]).sort_values(["share", "size"], ascending=[True, False])
+    return [f"{name} {rate(int(row['sum']), int(row['size']))}" for name, row in per.head(count).iterrows()]
+
+
+def stamp_line(run: Run) -> str:
+    """Which parser, against which llama.cpp, at which profile."""
+    stamp = run.stamp
+    return (
+        f"parser {stamp.get('parser', '?')}@{stamp.get('parser_revision', '?')} vs llama.cpp "
+        f"{str(stamp.get('llama_cpp_commit', '?'))[:12]} "
+        f"(llama-cpp-python {stamp.get('llama_cpp_python_version', '?')}, "
+        f"profile {stamp.get('profile', '?')})"
+    )
+
+
+def group_line(group: pd.Series) -> str:
+    """One failure group as a single line."""
+    what = f"{group['kind']} @ {group['what']}" if group["kind"] else group["what"]
+    return (
+        f"{group['rows']}× {group['status']} {group['family']}/{group['syntax']} shape {group['shapes']}: "
+        f"{short(what)} (e.g. {group['template']} {group['mode']} {group['chunking']})"
+    )
+
+
+def short(text: str, width: int = 70) -> str:
+    """Text cut to `width` characters with '…'."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def summary_text(run: Run, verdict: Verdict, report: Path | None = None) -> str:
+    """The one-screen terminal summary."""
+    t = totals(verdict)
+    status = t.by_status
+    kinds = ", ".join(f"{kind} {count}" for kind, count in t.kinds.items() if count) or "none"
+    checks = ", ".join(f"{check.replace('_', ' ')} {t.stream_passes[check]}" for check in STREAM_CHECKS)
+    groups = failure_groups(verdict.rows, (Status.MISMATCH, Status.PARSER_ERROR, Status.ORACLE_ERROR))
+    lines = [
+        f"chatparity run {run.name}: {stamp_line(run)}",
+        (
+            f"rows {t.rows}: match {rate(status['match'], t.rows)}; "
+            f"finished {rate(*t.finished)}, partial {rate(*t.partial)}"
+        ),
+        f"mismatch {status['mismatch']} ({kinds}); known divergences {status['known divergence']}",
+        (
+            f"errors: oracle {t.oracle_errors}, parser {t.parser_errors}; "
+            f"unsupported {status['unsupported']} rows"
+        ),
+        f"streams: {t.streamed} streamed; passing {checks}",
+    ]
+    if run.lost:
+        lines.append(
+            f"LOST: {len(run.lost)} sweep items failed and their rows are missing, e.g. {run.lost[0]}"
+        )
+    if t.by_status["unexpected match"] or t.stale:
+        lines.append(
+            f"STRICT: {t.by_status['unexpected match']} unexpected matches, {t.stale} stale divergences"
+        )
+    worst = worst_templates(verdict.rows)
+    if worst:
+        lines.append("worst templates: " + "; ".join(worst))
+    if not groups.empty:
+        lines.append(f"distinct failures: {len(groups)} (top {min(TOP, len(groups))})")
+        lines += ["  " + group_line(group) for _, group in groups.head(TOP).iterrows()]
+    streams = stream_groups(verdict.rows)
+    if not streams.empty:
+        lines.append(f"distinct stream failures: {len(streams)} (top {min(TOP // 2, len(streams))})")
+        lines += [
+            f"  {group['rows']}× {group['family']}/{group['syntax']} shape {group['shapes']}: "
+            f"{short(group['what'])} (e.g. {group['template']} {group['mode']} {group['chunking']})"
+            for _, group in streams.head(TOP // 2).iterrows()
+        ]
+    if report is not None:
+        lines.append(f"report: {report}")
+    return "\n".join(lines)
+
+
+def summary_markdown(run: Run, verdict: Verdict, report: str | None = None) -> str:
+    """A markdown summary for a CI step summary or a PR comment."""
+    t = totals(verdict)
+    status = t.by_status
+    headline = pd.DataFrame(
+        [
+            {
+                "rows": t.rows,
+                "match": rate(status["match"], t.rows),
+                "finished": rate(*t.finished),
+                "partial": rate(*t.partial),
+                "mismatch": status["mismatch"],
+                "known": status["known divergence"],
+                "unexpected match": status["unexpected match"],
+                "stale entries": t.stale,
+                "oracle errors": t.oracle_errors,
+                "parser errors": t.parser_errors,
+                "unsupported": status["unsupported"],
+            }
+        ]
+    )
+    kinds = pd.DataFrame([t.kinds])
+    groups = failure_groups(verdict.rows, (Status.MISMATCH, Status.PARSER_ERROR, Status.ORACLE_ERROR))
+    shown = groups.head(TOP)[
+        ["rows", "status", "family", "syntax", "shapes", "kind", "what", "template", "mode", "chunking"]
+    ]
+    lost = (
+        [f"> **{len(run.lost)} sweep items failed; their rows are missing** (e.g. `{run.lost[0]}`)", ""]
+        if run.lost
+        else []
+    )
+    parts = [
+        f"## chatparity: {run.name}",
+        "",
+        stamp_line(run),
+        "",
+        *lost,
+        markdown_table(headline),
+        "",
+        "Mismatches by kind:",
+        "",
+        markdown_table(kinds),
+        "",
+        f"### Distinct failures ({len(groups)})",
+        "",
+        markdown_table(shown, WIDTH),
+    ]
+    if len(groups) > TOP:
+        parts += ["", f"…and {len(groups) - TOP} others."]
+    streams = stream_groups(verdict.rows)
+    parts += [
+        "",
+        f"### Stream check failures ({len(streams)} distinct)",
+        "",
+        markdown_table(
+            streams.head(TOP)[["rows", "family", "syntax", "shapes", "what", "template", "mode", "chunking"]],
+            WIDTH,
+        ),
+    ]
+    if len(streams) > TOP:
+        parts += ["", f"…and {len(streams) - TOP} others."]
+    if report:
+        parts += ["", f"Full report: {report}"]
+    return "\n".join(parts) + "\n"
+
+
+def classify(run_dir: Path, divergences: Path = DEFAULT_PATH) -> tuple[Run, Verdict]:
+    """Load a run and apply the known divergences to it."""
+    run = load_run(Path(run_dir))
+    return run, classify_run(run, divergences)
+
+
+def summarize(run_dir: Path, divergences: Path = DEFAULT_PATH) -> str:
+    """The one-screen terminal summary of the run in `run_dir` (for the end of a sweep)."""
+    run, verdict = classify(run_dir, divergences)
+    report = run.directory / "report.md"
+    return summary_text(run, verdict, report if report.exists() else None)
+
+
+def markdown_summary(run_dir: Path, divergences: Path = DEFAULT_PATH, report: str | None = None) -> str:
+    """The markdown summary of the run in `run_dir` (for $GITHUB_STEP_SUMMARY or a PR comment)."""
+    run, verdict = classify(run_dir, divergences)
+    return summary_markdown(run, verdict, report)

@@ -1,0 +1,186 @@
+"""Per family, syntax and template tables of a run: match rates per chunking, outcomes, stream checks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from tabulate import tabulate
+
+from reports.runs import ordered_chunkings
+from reports.statuses import MISMATCH_KINDS, ORACLE_ERRORS, PARSER_ERRORS, STREAM_CHECKS, Status
+
+GROUPINGS = ("family", "syntax", "template")
+ALL = "(all)"
+STATUS_COLUMNS = {
+    Status.MATCH: "match",
+    Status.MISMATCH: "mismatch",
+    Status.KNOWN: "known",
+    Status.UNEXPECTED_MATCH: "unexpected_match",
+    Status.UNSUPPORTED: "unsupported",
+}
+COUNT_COLUMNS = (
+    "rows",
+    *STATUS_COLUMNS.values(),
+    *MISMATCH_KINDS,
+    *ORACLE_ERRORS,
+    *PARSER_ERRORS,
+    "streamed",
+    *STREAM_CHECKS,
+)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Long-form counts per grouping (for machines) and the tables shown to people, per grouping."""
+
+    counts: dict[str, pd.DataFrame]
+    shown: dict[str, dict[str, pd.DataFrame]]
+
+
+def indicators(rows: pd.DataFrame) -> pd.DataFrame:
+    """One 0/1 column per counted property of a row (statuses, unexplained mismatch kinds, errors, checks)."""
+    flags = pd.DataFrame(index=rows.index)
+    flags["rows"] = 1
+    for status, column in STATUS_COLUMNS.items():
+        flags[column] = (rows["status"] == status.value).astype(int)
+    for kind in MISMATCH_KINDS:
+        flags[kind] = ((rows["status"] == Status.MISMATCH.value) & (rows["kind"] == kind)).astype(int)
+    for outcome in (*ORACLE_ERRORS, *PARSER_ERRORS):
+        flags[outcome] = (rows["outcome"] == outcome).astype(int)
+    streamed = (rows["chunking"] != "whole") & rows["consistent"].notna()
+    flags["streamed"] = streamed.astype(int)
+    for check in STREAM_CHECKS:
+        flags[check] = (streamed & (rows[check] == 1)).astype(int)
+    return flags
+
+
+def count_rows(rows: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Counts per (group, chunking, finished/partial), sorted, as plain integers."""
+    keys = pd.DataFrame(
+        {
+            by: rows[by],
+            "chunking": rows["chunking"],
+            "reply": rows["partial"].map({0: "finished", 1: "partial"}),
+        }
+    )
+    frame = pd.concat([keys, indicators(rows)], axis=1)
+    counts = frame.groupby([by, "chunking", "reply"], sort=True).sum().reset_index()
+    order = {chunking: index for index, chunking in enumerate(ordered_chunkings(counts["chunking"]))}
+    counts = counts.assign(_order=counts["chunking"].map(order))
+    counts = counts.sort_values([by, "_order", "reply"], kind="stable").drop(columns="_order")
+    return counts[[by, "chunking", "reply", *COUNT_COLUMNS]].reset_index(drop=True)
+
+
+def rate(part: int, total: int) -> str:
+    """'part/total (pct%)', or '–' when there is nothing to count."""
+    return f"{part}/{total} ({100 * part / total:.1f}%)" if total else "–"
+
+
+def ratio(part: int, total: int) -> str:
+    """'part/total', or '–' when there is nothing to count."""
+    return f"{part}/{total}" if total else "–"
+
+
+def _with_total(sums: pd.DataFrame, by: str) -> pd.DataFrame:
+    """A per-group sum frame with an '(all)' line appended."""
+    total = sums.sum(numeric_only=True).to_frame().T
+    total.insert(0, by, ALL)
+    return pd.concat([sums, total], ignore_index=True)
+
+
+def match_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per group: rows, overall match rate, and match/total per chunking, finished and partial apart."""
+
+    def sums(cell: pd.DataFrame) -> pd.DataFrame:
+        """Match and row sums per group of some counts, with the '(all)' line."""
+        return _with_total(cell.groupby(by, sort=True)[["match", "rows"]].sum().reset_index(), by).set_index(
+            by
+        )
+
+    overall = sums(counts)
+    table = pd.DataFrame(
+        {
+            "rows": overall["rows"].astype(int),
+            "match": [rate(int(m), int(t)) for m, t in zip(overall["match"], overall["rows"])],
+        },
+        index=overall.index,
+    )
+    replies = [reply for reply in ("finished", "partial") if reply in set(counts["reply"])]
+    for chunking in ordered_chunkings(counts["chunking"]):
+        for reply in replies:
+            cell = sums(counts[(counts["chunking"] == chunking) & (counts["reply"] == reply)])
+            label = chunking if reply == "finished" else f"{chunking} partial"
+            table[label] = [
+                rate(int(cell.at[group, "match"]), int(cell.at[group, "rows"]))
+                if group in cell.index
+                else "–"
+                for group in table.index
+            ]
+    return table.reset_index()
+
+
+def outcome_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per group: rows by status, unexplained mismatches by kind, oracle and parser errors, unsupported."""
+    columns = ["rows", *STATUS_COLUMNS.values(), *MISMATCH_KINDS, *ORACLE_ERRORS, *PARSER_ERRORS]
+    sums = _with_total(counts.groupby(by, sort=True)[columns].sum().reset_index(), by)
+    table = pd.DataFrame({by: sums[by]})
+    for column in ["rows", "match", "mismatch", *MISMATCH_KINDS, "known", "unexpected_match"]:
+        table[column.replace("_", " ")] = sums[column].astype(int)
+    table["oracle errors"] = sums[list(ORACLE_ERRORS)].sum(axis=1).astype(int)
+    table["parser errors"] = sums[list(PARSER_ERRORS)].sum(axis=1).astype(int)
+    table["unsupported"] = sums["unsupported"].astype(int)
+    return table
+
+
+def stream_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per group: streamed rows and how many pass each stream check."""
+    sums = _with_total(counts.groupby(by, sort=True)[["streamed", *STREAM_CHECKS]].sum().reset_index(), by)
+    table = pd.DataFrame({by: sums[by], "streamed": sums["streamed"].astype(int)})
+    for check in STREAM_CHECKS:
+        table[check.replace("_", " ")] = [
+            ratio(int(p), int(s)) for p, s in zip(sums[check], sums["streamed"])
+        ]
+    return table
+
+
+def build_tables(rows: pd.DataFrame) -> Tables:
+    """All tables of a run's classified rows (rows with a `status` column)."""
+    counts = {by: count_rows(rows, by) for by in GROUPINGS}
+    shown = {
+        by: {
+            "match": match_table(counts[by], by),
+            "outcomes": outcome_table(counts[by], by),
+            "stream": stream_table(counts[by], by),
+        }
+        for by in GROUPINGS
+    }
+    return Tables(counts=counts, shown=shown)
+
+
+def markdown_cell(value: object, width: int | None = None) -> str:
+    """A value made safe for one markdown table cell, cut to `width` characters with '…' when given."""
+    text = str(value)
+    if width is not None and len(text) > width:
+        text = text[: width - 1] + "…"
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "⏎")
+
+
+def markdown_table(frame: pd.DataFrame, width: int | None = None) -> str:
+    """A GitHub markdown table of a frame (cells cut to `width`), or '_none_' when it is empty."""
+    if frame.empty:
+        return "_none_"
+    cells = [[markdown_cell(value, width) for value in record] for record in frame.itertuples(index=False)]
+    return tabulate(
+        cells,
+        headers=[markdown_cell(column) for column in frame.columns],
+        tablefmt="github",
+        disable_numparse=True,
+    )
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame as JSON-ready records (NaN as null, numpy numbers as plain numbers)."""
+    return json.loads(frame.to_json(orient="records", force_ascii=False))

@@ -1,0 +1,107 @@
+"""Modes and sessions: deterministic, counted by profile, selectable, refused when changed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from corpora.conversations import CALL_IDS, Conversation
+from corpora.planning import PlanError, checked_source, plan
+from corpora.sessions import ToolMode
+from corpora.tools import STANDARD_TOOLS
+from templates.index import load_index
+
+
+def expected_count(profile: str) -> int:
+    """Sessions per profile from the index: thinking × kwargs sets × 5 tool modes × conversations."""
+    total = 0
+    for entry in load_index().values():
+        if profile == "full":
+            settings = 1 + sum(len(values) for _, values in entry.kwargs)
+            total += 2 * settings * len(ToolMode) * len(Conversation)
+        else:
+            total += 2 * (1 + len(entry.kwargs)) * len(ToolMode) + len(Conversation) - 1
+    return total
+
+
+@pytest.mark.parametrize("profile", ["quick", "full"])
+def test_session_counts_and_unique_ids(profile: str) -> None:
+    planned = plan(profile)
+    assert len(planned) == expected_count(profile)
+    assert len({item.session.id for item in planned}) == len(planned)
+    assert {item.session.template for item in planned} == set(load_index())
+
+
+def test_planning_is_deterministic() -> None:
+    first = plan("quick", templates="Qwen*")
+    second = plan("quick", templates="Qwen*")
+    assert [item.session.id for item in first] == [item.session.id for item in second]
+    assert [item.session.prompt for item in first] == [item.session.prompt for item in second]
+
+
+def test_modes_cover_thinking_kwargs_and_the_five_tool_modes() -> None:
+    labels = {item.session.mode.label for item in plan("full", templates="openai-gpt-oss-120b.jinja")}
+    for thinking in ("think", "nothink"):
+        for tools in ToolMode:
+            assert f"{thinking}/{tools.value}" in labels
+            assert f'{thinking}/{tools.value}/reasoning_effort="low"' in labels
+            assert f'{thinking}/{tools.value}/reasoning_effort="high"' in labels
+    assert len(labels) == 2 * 3 * 5
+
+
+def test_selection_by_glob_family_and_mode() -> None:
+    glm = plan("quick", family="GLM-4.6")
+    assert {item.session.template for item in glm} == {"GLM-4.6.jinja"}
+    auto = plan("quick", templates="Qwen-*", mode="think/auto")
+    assert {item.session.mode.label for item in auto} == {"think/auto"}
+    assert {item.session.conversation for item in auto} == {
+        conversation.value for conversation in Conversation
+    }
+    with pytest.raises(PlanError, match="no template matches"):
+        plan("quick", templates="no-such-*")
+    with pytest.raises(PlanError, match="unknown profile"):
+        plan("huge")
+
+
+def test_tools_are_offered_as_the_mode_says() -> None:
+    by_mode = {
+        item.session.mode.tools: item.session
+        for item in plan("quick", templates="Qwen-Qwen3-0.6B.jinja", mode="think/*")
+        if item.session.conversation == "single"
+    }
+    assert by_mode[ToolMode.NONE].tools == []
+    assert by_mode[ToolMode.CHOICE_NONE].tools == list(STANDARD_TOOLS)
+    assert by_mode[ToolMode.CHOICE_NONE].tool_choice == "none"
+    assert by_mode[ToolMode.PARALLEL].parallel_tool_calls
+    assert (
+        "get_weather" in by_mode[ToolMode.AUTO].prompt and "get_weather" not in by_mode[ToolMode.NONE].prompt
+    )
+
+
+def test_jinja_failures_are_kept_not_raised() -> None:
+    planned = plan("quick", templates="fireworks-ai-llama-3-firefunction-v2.jinja")
+    assert all(item.session.prompt is None for item in planned)
+    assert all(item.jinja_error.startswith("UndefinedError:") for item in planned)
+
+
+def test_generation_prompt_opening_a_thought_is_flagged() -> None:
+    flags = {
+        (item.session.mode.thinking, item.opens_thought)
+        for item in plan("quick", templates="Qwen-QwQ-32B.jinja", mode="*/auto")
+    }
+    assert flags == {(True, True), (False, False)}
+
+
+def test_call_ids_suit_mistral_templates() -> None:
+    assert all(len(call_id) == 9 and call_id.isalnum() for call_id in CALL_IDS)
+    nemo = plan("quick", templates="mistralai-Mistral-Nemo-Instruct-2407.jinja", mode="think/auto")
+    after_tool = next(item for item in nemo if item.session.conversation == "after_tool")
+    assert after_tool.jinja_error == "" and CALL_IDS[0] in after_tool.session.prompt
+
+
+def test_a_changed_template_is_refused() -> None:
+    entry = load_index()["GLM-4.6.jinja"]
+    assert checked_source(entry, None)
+    with pytest.raises(PlanError, match="GLM-4.6.jinja .* does not match templates/index.json"):
+        checked_source(replace(entry, sha256="0" * 64), None)

@@ -1,0 +1,53 @@
+"""Problems reported beside a reading, and refusals: what a reply does wrong, named."""
+
+from __future__ import annotations
+
+import pytest
+
+import reply
+from reply import Problem
+from tests.reply_support import session
+
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rio"}}\n</tool_call>'
+
+
+def problems_of(mode: str, text: str, partial: bool = False) -> set[Problem]:
+    """The problems of one hermes (Qwen3) reply, refused or not."""
+    reader = reply.open(session("Qwen-Qwen3-0.6B.jinja", mode))
+    try:
+        return set(reader.parse(text, partial=partial).problems)
+    except reply.Rejected as refusal:
+        return set(refusal.problems) | {Problem.BAD_SYNTAX}
+
+
+@pytest.mark.parametrize("mode,text,partial,expected", [
+    ("think/auto", CALL, False, set()),
+    ("think/auto", "Hello", False, {Problem.NO_ACTION}),
+    ("think/required", "Hello", False, {Problem.NO_ACTION}),
+    ("think/auto", CALL + "\n" + CALL, False, {Problem.MULTIPLE_ACTIONS}),
+    ("think/parallel", CALL + "\n" + CALL, False, set()),
+    ("think/auto", "Sure. " + CALL, False, {Problem.PROSE_BEFORE_ACTION}),
+    ("think/auto", CALL + "\nDone.", False, {Problem.BAD_SYNTAX, Problem.TEXT_AFTER_ACTION}),
+    ("think/auto", CALL.replace("get_weather", "get_wether"), False, {Problem.BAD_SYNTAX, Problem.UNKNOWN_ACTION}),
+    ("think/auto", CALL.replace('"Rio"}', '"Rio"'), False, {Problem.BAD_SYNTAX, Problem.BAD_ARGS}),
+    ("think/auto", "<think>still thinking", True, {Problem.UNCLOSED_THINK, Problem.CUT_OFF}),
+    ("think/auto", CALL[:30], True, {Problem.CUT_OFF}),
+    ("think/none", "Hello", False, set()),
+])
+def test_problems(mode: str, text: str, partial: bool, expected: set[Problem]) -> None:
+    """Each reply gets exactly the problems it has."""
+    assert problems_of(mode, text, partial) == expected
+
+
+def test_refusal_names_the_format() -> None:
+    """A refused finished reply raises Rejected with llama.cpp's reason."""
+    reader = reply.open(session("Qwen-Qwen3-0.6B.jinja", "think/auto"))
+    with pytest.raises(reply.Rejected, match="does not match the expected peg-native format"):
+        reader.parse(CALL + "\nDone.")
+
+
+def test_cut_reply_inside_thought_is_reasoning() -> None:
+    """A reply cut inside its thought is reasoning, never content."""
+    reader = reply.open(session("Qwen3.5-4B.jinja", "think/auto"))
+    message = reader.parse("I am still thinking about", partial=True)
+    assert (message.reasoning_content, message.content) == ("I am still thinking about", "")

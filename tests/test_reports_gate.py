@@ -1,0 +1,131 @@
+"""The gate fails on regressions and strictness failures, passes improvements, updates only what ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from reports_store_builder import StoreBuilder
+
+from reports.commands.gate import main as gate_main
+from reports.gate import read_baseline
+
+PROG = "chatparity gate"
+
+
+def run_with(directory: Path, outcomes: dict[tuple[str, str], tuple[str, str]], **stamp: str) -> Path:
+    """A run of a.jinja whose rows ((case, chunking) -> (outcome, kind)) are given."""
+    builder = StoreBuilder(directory)
+    builder.stamp.update(stamp)
+    for (case, chunking), (outcome, kind) in outcomes.items():
+        builder.row(case, "a.jinja", chunking, outcome, kind)
+    return builder.write()
+
+
+BASE = {
+    ("c1", "whole"): ("match", ""),
+    ("c1", "char"): ("match", ""),
+    ("c2", "whole"): ("mismatch", "calls"),
+    ("c3", "whole"): ("mismatch", "content"),
+}
+
+
+@pytest.fixture
+def baseline(tmp_path: Path) -> Path:
+    """A baseline written by --update from the BASE run."""
+    directory = tmp_path / "baseline"
+    assert (
+        gate_main(["--baseline", str(directory), "--update", str(run_with(tmp_path / "base", BASE))], PROG)
+        == 0
+    )
+    return directory
+
+
+def test_update_writes_a_sorted_compact_baseline(baseline: Path) -> None:
+    assert (baseline / "outcomes.csv").read_text() == (
+        "case_id,outcome,chunkings\nc1,match,char whole\nc2,mismatch:calls,whole\nc3,mismatch:content,whole\n"
+    )
+    assert read_baseline(baseline).stamp["llama_cpp_commit"] == "abc123"
+
+
+def test_a_regression_fails_and_is_printed(
+    tmp_path: Path, baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = run_with(tmp_path / "head", {**BASE, ("c1", "char"): ("mismatch", "content")})
+    assert gate_main(["--baseline", str(baseline), str(head)], PROG) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSIONS" in out and "case c1: match -> mismatch:content" in out and "gate: FAIL" in out
+
+
+def test_an_improvement_passes_and_says_how_to_update(
+    tmp_path: Path, baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = run_with(tmp_path / "head", {**BASE, ("c2", "whole"): ("match", "")})
+    assert gate_main(["--baseline", str(baseline), str(head)], PROG) == 0
+    out = capsys.readouterr().out
+    assert "1 improvements" in out and f"--update {head}" in out and "gate: PASS" in out
+
+
+def test_a_kind_change_is_reported_without_failing(
+    tmp_path: Path, baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = run_with(tmp_path / "head", {**BASE, ("c3", "whole"): ("mismatch", "reasoning")})
+    assert gate_main(["--baseline", str(baseline), str(head)], PROG) == 0
+    assert "mismatch:content -> mismatch:reasoning" in capsys.readouterr().out
+
+
+def test_update_rewrites_only_the_rows_that_ran(tmp_path: Path, baseline: Path) -> None:
+    partial_run = run_with(
+        tmp_path / "head", {("c1", "char"): ("mismatch", "calls"), ("c9", "whole"): ("match", "")}
+    )
+    assert gate_main(["--baseline", str(baseline), "--update", str(partial_run)], PROG) == 0
+    outcomes = read_baseline(baseline).outcomes.set_index(["case_id", "chunking"])["outcome"].to_dict()
+    assert outcomes == {
+        ("c1", "char"): "mismatch:calls",
+        ("c1", "whole"): "match",
+        ("c2", "whole"): "mismatch:calls",
+        ("c3", "whole"): "mismatch:content",
+        ("c9", "whole"): "match",
+    }
+
+
+def test_unexpected_matches_and_stale_entries_fail_the_gate(
+    tmp_path: Path, baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = run_with(tmp_path / "head", BASE)
+    unexpected = tmp_path / "unexpected.toml"
+    unexpected.write_text('[[divergence]]\ntemplate = "a.jinja"\nkind = "calls"\nreason = "r"\n')
+    assert gate_main(["--baseline", str(baseline), "--divergences", str(unexpected), str(head)], PROG) == 1
+    assert "UNEXPECTED MATCHES" in capsys.readouterr().out
+    stale = tmp_path / "stale.toml"
+    stale.write_text('[[divergence]]\ntemplate = "a.jinja"\nshape = "gone"\nkind = "calls"\nreason = "r"\n')
+    assert gate_main(["--baseline", str(baseline), "--divergences", str(stale), str(head)], PROG) == 1
+    assert "STALE KNOWN DIVERGENCES" in capsys.readouterr().out
+    exact = tmp_path / "exact.toml"
+    exact.write_text(
+        '[[divergence]]\ntemplate = "a.jinja"\nshape = "plain"\nchunking = "whole"\nmode = "*"\n'
+        'kind = "calls"\nreason = "r"\n'
+    )
+    assert gate_main(["--baseline", str(baseline), "--divergences", str(exact), str(head)], PROG) == 1
+
+
+def test_a_run_with_other_pins_is_refused(
+    tmp_path: Path, baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = run_with(tmp_path / "head", BASE, template_index_hash="idx2")
+    assert gate_main(["--baseline", str(baseline), str(head)], PROG) == 2
+    assert "template_index_hash" in capsys.readouterr().err
+    assert gate_main(["--baseline", str(baseline), "--allow-pin-mismatch", str(head)], PROG) == 0
+
+
+def test_a_malformed_baseline_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    directory = tmp_path / "bad"
+    directory.mkdir()
+    (directory / "outcomes.csv").write_text("case,outcome\nc1,match\n")
+    assert gate_main(["--baseline", str(directory), str(run_with(tmp_path / "head", BASE))], PROG) == 2
+    assert "outcomes.csv: expected columns case_id,outcome,chunkings" in capsys.readouterr().err
+    (directory / "outcomes.csv").write_text(
+        "case_id,outcome,chunkings\nc1,match,whole\nc1,mismatch:calls,whole\n"
+    )
+    assert gate_main(["--baseline", str(directory), str(run_with(tmp_path / "head", BASE))], PROG) == 2
+    assert "row c1 whole is listed twice" in capsys.readouterr().err

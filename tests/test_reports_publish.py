@@ -1,0 +1,74 @@
+"""The report command writes every file of a run, byte-identically on a second run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from reports_store_builder import StoreBuilder
+
+from reports.commands.report import main as report_main
+
+FILES = [
+    "report.md",
+    "report.html",
+    "summary.md",
+    "counts_by_family.csv",
+    "counts_by_syntax.csv",
+    "counts_by_template.csv",
+    "failures.csv",
+    "stream_failures.csv",
+    "tables.json",
+    "oracle_defects.md",
+    "oracle_defects.json",
+    "coverage.md",
+    "coverage.csv",
+    "coverage_families.csv",
+    "coverage.json",
+]
+
+
+def a_run(directory: Path) -> Path:
+    """A few rows across two templates."""
+    builder = StoreBuilder(directory)
+    builder.session("a.jinja", family="qwen").session("b.jinja", family="llama", syntax="xml")
+    builder.row("c1", "a.jinja", "whole", "match").row("c1", "a.jinja", "char", "mismatch", "content")
+    builder.row("c2", "b.jinja", "whole", "parser_timeout").row("c3", "b.jinja", "whole", "match", partial=1)
+    return builder.write()
+
+
+def test_report_writes_every_file_deterministically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = a_run(tmp_path / "run")
+    out_a, out_b = tmp_path / "a", tmp_path / "b"
+    assert report_main([str(run), "--out", str(out_a)], "chatparity report") == 0
+    assert "rows 4: match 2/4 (50.0%)" in capsys.readouterr().out
+    assert report_main([str(run), "--out", str(out_b)], "chatparity report") == 0
+    assert sorted(path.name for path in out_a.iterdir()) == sorted(FILES)
+    for name in FILES:
+        assert (out_a / name).read_bytes() == (out_b / name).read_bytes(), name
+    tables = json.loads((out_a / "tables.json").read_text())
+    assert sum(record["rows"] for record in tables["counts"]["family"]) == 4
+    assert tables["stamp"]["parser"] == "reply"
+
+
+def test_report_defaults_to_the_run_directory(tmp_path: Path) -> None:
+    run = a_run(tmp_path / "run")
+    assert report_main([str(run)], "chatparity report") == 0
+    assert (run / "report.html").exists() and (run / "coverage.json").exists()
+
+
+def test_a_directory_without_a_store_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert report_main([str(tmp_path)], "chatparity report") == 2
+    assert f"{tmp_path}: no run store here" in capsys.readouterr().err
+
+
+def test_a_run_without_rows_still_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = StoreBuilder(tmp_path / "run").session("a.jinja", status="jinja2_error", error="boom").write()
+    assert report_main([str(run)], "chatparity report") == 0
+    assert "rows 0: match –" in capsys.readouterr().out
+    assert "| a.jinja    | jinja2_error | boom" in (run / "coverage.md").read_text().replace(
+        "nothink/none | ", ""
+    )

@@ -1,0 +1,149 @@
+"""Tables, failure groups and summaries count a small hand-made store correctly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from reports_store_builder import StoreBuilder
+
+from reports.divergences import apply_divergences
+from reports.groups import detail_path, failure_groups, stream_groups
+from reports.runs import load_run
+from reports.summary import markdown_summary, summarize
+from reports.tables import build_tables, markdown_table
+
+
+def small_run(directory: Path) -> Path:
+    """Two families, whole and char rows: a calls mismatch, a partial content mismatch, a crash, a timeout."""
+    builder = StoreBuilder(directory)
+    builder.session("a.jinja", family="qwen", syntax="xml").session("b.jinja", family="llama", syntax="json")
+    for case in ("c1", "c2", "c3"):
+        for chunking in ("whole", "char"):
+            mismatch = case == "c3"
+            builder.row(
+                case,
+                "a.jinja",
+                chunking,
+                "mismatch" if mismatch else "match",
+                "calls" if mismatch else "",
+                detail="tool_calls[0].arguments.city @3: 'Rio' vs 'Ri'" if mismatch else "",
+            )
+    builder.row("c4", "b.jinja", "whole", "parser_crashed")
+    builder.row("c5", "b.jinja", "whole", "match", partial=1)
+    builder.row(
+        "c5",
+        "b.jinja",
+        "char",
+        "mismatch",
+        "content",
+        partial=1,
+        monotonic=0,
+        snapshot_parity=0,
+        stream_detail="monotonic: content retracts @3",
+    )
+    builder.row("c6", "b.jinja", "whole", "oracle_timeout")
+    return builder.write()
+
+
+def classified(directory: Path) -> pd.DataFrame:
+    """The rows of the small run with statuses (no known divergences)."""
+    run = load_run(small_run(directory))
+    return apply_divergences(run.rows, run.sessions, ()).rows
+
+
+def test_family_counts_per_chunking_and_reply(tmp_path: Path) -> None:
+    counts = build_tables(classified(tmp_path)).counts["family"].set_index(["family", "chunking", "reply"])
+    assert counts.loc[("qwen", "whole", "finished"), ["rows", "match", "mismatch", "calls"]].tolist() == [
+        3,
+        2,
+        1,
+        1,
+    ]
+    assert counts.loc[("qwen", "char", "finished"), ["streamed", "consistent", "monotonic"]].tolist() == [
+        3,
+        3,
+        3,
+    ]
+    llama_whole = counts.loc[("llama", "whole", "finished")]
+    assert llama_whole[["rows", "match", "parser_crashed", "oracle_timeout"]].tolist() == [2, 0, 1, 1]
+    partial_char = counts.loc[("llama", "char", "partial")]
+    assert partial_char[
+        ["rows", "content", "streamed", "monotonic", "snapshot_parity", "clean"]
+    ].tolist() == [1, 1, 1, 0, 0, 1]
+    assert counts["rows"].sum() == 10
+
+
+def test_match_table_cells_keep_finished_and_partial_apart(tmp_path: Path) -> None:
+    table = build_tables(classified(tmp_path)).shown["family"]["match"].set_index("family")
+    assert table.at["qwen", "whole"] == "2/3 (66.7%)"
+    assert table.at["llama", "whole"] == "0/2 (0.0%)"
+    assert table.at["llama", "whole partial"] == "1/1 (100.0%)"
+    assert table.at["llama", "char partial"] == "0/1 (0.0%)"
+    assert table.at["qwen", "char partial"] == "–"
+    assert table.at["(all)", "match"] == "5/10 (50.0%)"
+
+
+def test_outcome_and_stream_tables_per_template(tmp_path: Path) -> None:
+    tables = build_tables(classified(tmp_path)).shown["template"]
+    outcomes = tables["outcomes"].set_index("template")
+    assert outcomes.loc[
+        "b.jinja", ["rows", "match", "mismatch", "content", "oracle errors", "parser errors"]
+    ].tolist() == [4, 1, 1, 1, 1, 1]
+    assert outcomes.loc["(all)", ["calls", "known"]].tolist() == [2, 0]
+    stream = tables["stream"].set_index("template")
+    assert stream.at["b.jinja", "monotonic"] == "0/1"
+    assert stream.at["(all)", "snapshot parity"] == "3/4"
+
+
+def test_syntax_grouping(tmp_path: Path) -> None:
+    counts = build_tables(classified(tmp_path)).counts["syntax"]
+    assert dict(counts.groupby("syntax")["rows"].sum()) == {"json": 4, "xml": 6}
+
+
+def test_failure_groups_fold_rows_that_fail_the_same_way(tmp_path: Path) -> None:
+    groups = failure_groups(classified(tmp_path))
+    calls = groups[groups["kind"] == "calls"].iloc[0]
+    assert (calls["rows"], calls["cases"], calls["what"]) == (2, 1, "tool_calls[].arguments.city")
+    assert calls["chunking"] == "whole"
+    assert groups.iloc[0]["rows"] == 2
+    assert set(groups["status"]) == {"mismatch", "parser error", "oracle error"}
+
+
+def test_stream_groups_fold_broken_invariants(tmp_path: Path) -> None:
+    groups = stream_groups(classified(tmp_path))
+    assert groups[["family", "what", "rows", "case_id"]].to_dict(orient="records") == [
+        {"family": "llama", "what": "monotonic: content retracts @N", "rows": 1, "case_id": "c5"}
+    ]
+    assert "1× llama/json shape plain: monotonic: content retracts @N" in summarize(tmp_path)
+
+
+def test_detail_path_keeps_rejection_reasons_apart() -> None:
+    assert detail_path("content @3: 'a' vs 'b'") == "content"
+    assert detail_path("tool_calls: 2 calls vs 1") == "tool_calls"
+    assert detail_path("rejected: expected '}' at 12") == "rejected: expected '…' at N"
+
+
+def test_markdown_table_escapes_pipes_and_newlines() -> None:
+    text = markdown_table(pd.DataFrame({"a": ["x|y\nz"]}))
+    assert "x\\|y⏎z" in text
+    assert markdown_table(pd.DataFrame()) == "_none_"
+
+
+def test_summaries_name_the_counts(tmp_path: Path) -> None:
+    run = small_run(tmp_path)
+    text = summarize(run)
+    assert "rows 10: match 5/10 (50.0%)" in text
+    assert "mismatch 3 (content 1, calls 2)" in text
+    assert "errors: oracle 1, parser 1" in text
+    assert len(text.splitlines()) <= 24
+    markdown = markdown_summary(run, report="https://example.test/report.html")
+    assert "| 10 " in markdown and "Full report: https://example.test/report.html" in markdown
+
+
+def test_summaries_warn_of_lost_sweep_items(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path)
+    builder.stamp["lost_items"] = ["sweep.json::a.jinja[think/auto|single]: AttributeError"]
+    run = builder.row("c1", "a.jinja").write()
+    assert "LOST: 1 sweep items failed" in summarize(run)
+    assert "1 sweep items failed; their rows are missing" in markdown_summary(run)

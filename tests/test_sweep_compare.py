@@ -1,0 +1,86 @@
+"""Comparing readings: the kind of the first difference, its field path and its offset."""
+
+from __future__ import annotations
+
+from harness.compare import compare, verdict
+from harness.outcomes import Kind
+from harness.readings import Message, Rejection, ToolCall
+
+RIO = ToolCall("get_weather", '{"city": "Rio", "days": 4}')
+PARIS = ToolCall("get_weather", '{"city": "Paris"}')
+
+
+def test_equal_readings_and_two_rejections_agree() -> None:
+    assert compare(Message("a", "b", (RIO,)), Message("a", "b", (RIO,))) is None
+    assert compare(Rejection("x"), Rejection("y")) is None
+
+
+def test_rejections_on_one_side_are_rejects_or_accepts() -> None:
+    assert compare(Message("a"), Rejection("no")).kind is Kind.REJECTS
+    assert compare(Rejection("no"), Message("a")).kind is Kind.ACCEPTS
+
+
+def test_content_difference_names_the_offset() -> None:
+    found = compare(Message("Hello world"), Message("Hello"))
+    assert found.kind is Kind.CONTENT
+    assert found.detail == "content @5: 'Hello world' vs 'Hello'"
+
+
+def test_reasoning_difference() -> None:
+    found = compare(Message("x", "think"), Message("x", "thunk"))
+    assert (found.kind, found.detail) == (Kind.REASONING, "reasoning_content @2: 'think' vs 'thunk'")
+
+
+def test_arguments_compare_as_parsed_json() -> None:
+    spaced = ToolCall("get_weather", '{ "days":4,"city":"Rio" }')
+    assert compare(Message(tool_calls=(RIO,)), Message(tool_calls=(spaced,))) is None
+
+
+def test_argument_difference_names_the_path_inside_the_json() -> None:
+    cut = ToolCall("get_weather", '{"city": "Ri", "days": 4}')
+    found = compare(Message(tool_calls=(PARIS, RIO)), Message(tool_calls=(PARIS, cut)))
+    assert found.kind is Kind.CALLS
+    assert found.detail == "tool_calls[1].arguments.city @2: 'Rio' vs 'Ri'"
+
+
+def test_argument_values_keys_and_text() -> None:
+    number = ToolCall("get_weather", '{"city": "Rio", "days": "4"}')
+    assert (
+        compare(Message(tool_calls=(RIO,)), Message(tool_calls=(number,))).detail
+        == 'tool_calls[0].arguments.days: 4 vs "4"'
+    )
+    missing = ToolCall("get_weather", '{"city": "Rio"}')
+    assert (
+        compare(Message(tool_calls=(RIO,)), Message(tool_calls=(missing,))).detail
+        == "tool_calls[0].arguments.days: missing (expected 4)"
+    )
+    broken = ToolCall("get_weather", '{"city": "Rio", "da')
+    assert compare(Message(tool_calls=(RIO,)), Message(tool_calls=(broken,))).detail.startswith(
+        "tool_calls[0].arguments @19 (as text):"
+    )
+
+
+def test_calls_by_position_and_count() -> None:
+    assert compare(Message(tool_calls=(RIO, PARIS)), Message(tool_calls=(PARIS, RIO))).detail.startswith(
+        "tool_calls[0].arguments.city @0:"
+    )
+    assert (
+        compare(Message(tool_calls=(RIO, PARIS)), Message(tool_calls=(RIO,))).detail
+        == "tool_calls: 2 calls vs 1"
+    )
+
+
+def test_ids_only_where_the_oracle_has_one() -> None:
+    with_id = ToolCall(RIO.name, RIO.arguments, "abcDEF123")
+    other_id = ToolCall(RIO.name, RIO.arguments, "zzzDEF123")
+    assert compare(Message(tool_calls=(RIO,)), Message(tool_calls=(with_id,))) is None
+    assert (
+        compare(Message(tool_calls=(with_id,)), Message(tool_calls=(other_id,))).detail
+        == "tool_calls[0].id @0: 'abcDEF123' vs 'zzzDEF123'"
+    )
+
+
+def test_truth_verdicts_take_ids_from_the_oracle() -> None:
+    truth = Message(tool_calls=(ToolCall(RIO.name, RIO.arguments, "call_1"),))
+    assert verdict(truth, Message(tool_calls=(RIO,)), ids_from=Message(tool_calls=(RIO,))) == "match"
+    assert verdict(truth, Message("x", tool_calls=(RIO,))) == "content"

@@ -1,0 +1,253 @@
+"""End to end: `chatparity sweep` over a small hand-made corpus, with llama.cpp as the oracle."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import sweep_command
+from oracle.client import Oracle
+
+TESTS = Path(__file__).resolve().parent
+QWEN3 = "Qwen-Qwen3-0.6B.jinja"
+LLAMA31 = "meta-llama-Llama-3.1-8B-Instruct.jinja"
+PARSERS = f"{TESTS / 'sweep_parsers.py'}:"
+EXAMPLE = f"cmd:{sys.executable} {TESTS / 'sweep_example_parser.py'}"
+
+Sweep = Callable[..., tuple[int, Path]]
+
+
+def table(out: Path, name: str) -> list[dict[str, Any]]:
+    """A stored table's rows as dicts, in key order."""
+    connection = sqlite3.connect(out / "rows.sqlite")
+    connection.row_factory = sqlite3.Row
+    order = {"rows": "case_id, chunking", "sessions": "session_id", "stamp": "key"}[name]
+    try:
+        return [dict(row) for row in connection.execute(f"SELECT * FROM {name} ORDER BY {order}")]
+    finally:
+        connection.close()
+
+
+def stamp(out: Path) -> dict[str, Any]:
+    """The stored stamp."""
+    return {row["key"]: json.loads(row["value"]) for row in table(out, "stamp")}
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An oracle cache shared by the tests of this process."""
+    return tmp_path_factory.mktemp("oracle-cache")
+
+
+@pytest.fixture
+def sweep(tmp_path: Path, shared_cache: Path) -> Sweep:
+    """Run `chatparity sweep` on the hand-made corpus into tmp_path/NAME; returns (status, run directory)."""
+
+    def run(name: str, *args: str, cache: Path | None = None) -> tuple[int, Path]:
+        out = tmp_path / name
+        argv = [
+            "--source",
+            f"{TESTS / 'sweep_corpus.py'}",
+            "--out",
+            str(out),
+            "--oracle-cache",
+            str(cache or shared_cache),
+            "--chunking",
+            "whole,char,split,random:5",
+            *args,
+        ]
+        return sweep_command.main(argv, prog="chatparity sweep"), out
+
+    return run
+
+
+def by_template(rows: list[dict[str, Any]], template: str) -> list[dict[str, Any]]:
+    """The rows of one template."""
+    return [row for row in rows if row["template"] == template]
+
+
+def test_oracle_against_oracle_matches_everywhere(sweep: Sweep) -> None:
+    status, out = sweep("oracle", "--parser", "oracle")
+    rows = table(out, "rows")
+    assert status == 0
+    assert {row["chunking"] for row in rows} == {"whole", "char", "split", "random:5"}
+    assert {row["outcome"] for row in rows} == {"match"}
+    streamed = [row for row in rows if row["chunking"] != "whole"]
+    assert streamed and all(
+        (row["consistent"], row["monotonic"], row["clean"], row["snapshot_parity"]) == (1, 1, 1, 1)
+        for row in streamed
+    )
+    assert {row["oracle_vs_truth"] for row in rows if row["truth"]} == {"match"}
+    assert {row["status"] for row in table(out, "sessions")} == {"ok"}
+
+
+def test_dropping_the_last_character_of_content_is_a_content_mismatch(sweep: Sweep) -> None:
+    status, out = sweep("drops", "--parser", PARSERS + "DropsLastCharacter")
+    rows = table(out, "rows")
+    with_content = [row for row in rows if json.loads(row["oracle_reading"])["content"]]
+    assert with_content and {(row["outcome"], row["kind"]) for row in with_content} == {
+        ("mismatch", "content")
+    }
+    assert {row["outcome"] for row in rows if row not in with_content} == {"match"}
+    sunny = next(
+        row
+        for row in with_content
+        if row["chunking"] == "whole" and row["shape"] == "content" and row["template"] == LLAMA31
+    )
+    assert sunny["detail"] == "content @11: 'It is sunny.' vs 'It is sunny'"
+    assert sunny["parser_vs_truth"] == "content" and sunny["oracle_vs_truth"] == "match"
+    assert status == 0
+
+
+def test_swapping_reasoning_and_content_on_one_template_is_caught_there_only(sweep: Sweep) -> None:
+    _, out = sweep("swaps", "--parser", PARSERS + "SwapsOnQwen")
+    rows = table(out, "rows")
+    assert {row["outcome"] for row in by_template(rows, LLAMA31)} == {"match"}
+    thought = [row for row in by_template(rows, QWEN3) if row["shape"] == "thought"]
+    assert thought and {(row["outcome"], row["kind"]) for row in thought} == {("mismatch", "content")}
+    assert all(
+        row["detail"].startswith("content @0: 'It is sunny in Rio.' vs 'Sunny.\\n'") for row in thought
+    )
+
+
+def test_dropping_a_call_is_a_calls_mismatch(sweep: Sweep) -> None:
+    _, out = sweep("calls", "--parser", PARSERS + "DropsACall")
+    rows = table(out, "rows")
+    two = [row for row in rows if row["shape"] == "calls"]
+    assert two and {(row["kind"], row["detail"].split(" (cut")[0]) for row in two} == {
+        ("calls", "tool_calls: 2 calls vs 1")
+    }
+    assert {row["outcome"] for row in rows if row["shape"] in {"content", "thought"}} == {"match"}
+
+
+def test_a_retracted_snapshot_fails_monotonic(sweep: Sweep) -> None:
+    _, out = sweep("retracts", "--parser", PARSERS + "Retracts")
+    char = [
+        row
+        for row in table(out, "rows")
+        if row["chunking"] == "char" and row["template"] == QWEN3 and row["shape"] != "content"
+    ]
+    assert char and {row["monotonic"] for row in char} == {0}
+    assert all(row["stream_detail"].startswith("monotonic: reasoning_content retracted @1:") for row in char)
+    assert {row["outcome"] for row in char} == {"match"}
+
+
+def test_a_raising_parser_is_parser_crashed_and_the_run_goes_on(sweep: Sweep) -> None:
+    status, out = sweep("raises", "--parser", PARSERS + "RaisesOnLlama")
+    rows = table(out, "rows")
+    llama = by_template(rows, LLAMA31)
+    assert llama and {row["outcome"] for row in llama} == {"parser_crashed"}
+    assert all("RuntimeError: wrapper failure" in row["error"] for row in llama)
+    assert {row["outcome"] for row in by_template(rows, QWEN3)} == {"match"}
+    assert status == 0 and stamp(out)["lost_items"] == []
+
+
+def test_a_declined_session_gives_unsupported_rows(sweep: Sweep) -> None:
+    _, out = sweep("declines", "--parser", PARSERS + "DeclinesLlama")
+    assert {row["outcome"] for row in by_template(table(out, "rows"), LLAMA31)} == {"unsupported"}
+    statuses = {row["template"]: row["status"] for row in table(out, "sessions")}
+    assert statuses == {LLAMA31: "unsupported", QWEN3: "ok"}
+
+
+def test_the_subprocess_example_parser_round_trips(sweep: Sweep) -> None:
+    status, out = sweep("cmd", "--parser", EXAMPLE, "--templates", "Qwen*")
+    rows = table(out, "rows")
+    assert status == 0 and rows and {row["outcome"] for row in rows} == {"match"}
+    assert all(row["snapshot_parity"] == 1 for row in rows if row["chunking"] != "whole")
+    assert stamp(out)["parser"] == EXAMPLE and stamp(out)["parser_revision"]
+
+
+def test_two_identical_sweeps_store_identical_tables(sweep: Sweep) -> None:
+    _, first = sweep("first", "--parser", PARSERS + "DropsACall")
+    _, second = sweep("second", "--parser", PARSERS + "DropsACall")
+    for name in ("stamp", "sessions", "rows"):
+        assert table(first, name) == table(second, name)
+    assert (first / "rows.sqlite").read_bytes() == (second / "rows.sqlite").read_bytes()
+
+
+def test_a_rerun_with_the_cache_asks_llama_cpp_nothing(
+    sweep: Sweep, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requests: list[str] = []
+    real = Oracle.request
+    monkeypatch.setattr(
+        Oracle, "request", lambda self, payload: requests.append(payload["op"]) or real(self, payload)
+    )
+    _, first = sweep("fill", "--parser", PARSERS + "Echo", cache=tmp_path / "cache")
+    assert {"render", "parse", "stream"} <= set(requests)
+    requests.clear()
+    _, again = sweep("again", "--parser", PARSERS + "Echo", cache=tmp_path / "cache")
+    assert requests == []
+    assert table(first, "rows") == table(again, "rows")
+
+
+def test_two_workers_merge_their_rows(sweep: Sweep) -> None:
+    _, alone = sweep("alone", "--parser", PARSERS + "DropsLastCharacter")
+    status, pair = sweep("pair", "--parser", PARSERS + "DropsLastCharacter", "-n", "2")
+    assert status == 0
+    assert stamp(pair)["workers"] == ["gw0", "gw1"]
+    assert table(pair, "rows") == table(alone, "rows") and table(pair, "sessions") == table(alone, "sessions")
+
+
+def test_only_failing_reruns_the_failed_rows(sweep: Sweep) -> None:
+    _, base = sweep("base", "--parser", PARSERS + "SwapsOnQwen")
+    failed = {
+        (row["case_id"], row["chunking"])
+        for row in table(base, "rows")
+        if row["outcome"] != "match"
+        or 0 in (row["consistent"], row["monotonic"], row["clean"], row["snapshot_parity"])
+    }
+    _, rerun = sweep("rerun", "--parser", PARSERS + "SwapsOnQwen", "--only-failing", str(base))
+    assert {(row["case_id"], row["chunking"]) for row in table(rerun, "rows")} == failed
+    assert 0 < len(failed) < len(table(base, "rows"))
+    assert {row["template"] for row in table(rerun, "sessions")} == {QWEN3}
+
+
+def test_an_interrupted_sweep_leaves_the_earlier_store_intact(sweep: Sweep) -> None:
+    _, out = sweep("kept", "--parser", PARSERS + "DropsACall")
+    before = (out / "rows.sqlite").read_bytes()
+    status, again = sweep("kept", "--parser", PARSERS + "Interrupts")
+    assert status == pytest.ExitCode.INTERRUPTED
+    assert (again / "rows.sqlite").read_bytes() == before
+    assert [path.name for path in again.iterdir() if path.name.startswith("rows.sqlite")] == ["rows.sqlite"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--chunking", "whole,chars"), "unknown chunking 'chars'"),
+        (("--parser", "no_such_module:factory"), "cannot import no_such_module"),
+        (("--parser", "oracle:9.9.9"), "9.9.9 is not pinned"),
+        (("--parser", "cmd:no-such-program --flag"), "no executable 'no-such-program'"),
+        (("--only-failing", "/nonexistent/run"), "no run store"),
+    ],
+)
+def test_bad_flags_are_named_before_anything_runs(
+    sweep: Sweep, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], message: str
+) -> None:
+    status, out = sweep("bad", *flags)
+    assert status == 2 and message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_hanging_parser_is_parser_timeout(sweep: Sweep) -> None:
+    status, out = sweep(
+        "hangs", "--parser", PARSERS + "SleepsOnLlama", "--timeout", "0.5", "--chunking", "whole"
+    )
+    rows = table(out, "rows")
+    assert status == 0 and {row["outcome"] for row in by_template(rows, LLAMA31)} == {"parser_timeout"}
+    assert {row["outcome"] for row in by_template(rows, QWEN3)} == {"match"}
+
+
+def test_a_crashed_worker_costs_its_item_not_the_run(sweep: Sweep) -> None:
+    status, out = sweep("exits", "--parser", PARSERS + "ExitsOnLlama", "-n", "2", "--chunking", "whole")
+    assert status == pytest.ExitCode.TESTS_FAILED
+    rows = table(out, "rows")
+    assert rows and {row["template"] for row in rows} == {QWEN3}
+    assert [item.split("::")[1].split("[")[0] for item in stamp(out)["lost_items"]] == [LLAMA31]
