@@ -17,8 +17,8 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import reply  # noqa: E402
-from tests.reply_support import SYNTAX_TEMPLATES, replies, session  # noqa: E402
+import reply
+from tests.reply_support import SYNTAX_TEMPLATES, replies, session
 
 
 def corpus() -> list[tuple[str, object, list[str]]]:
@@ -30,11 +30,11 @@ def corpus() -> list[tuple[str, object, list[str]]]:
     return out
 
 
-def timed(action, repeat: int = 1) -> float:
-    """Seconds per run of `action`."""
+def timed(action, *args, repeat: int = 1) -> float:
+    """Seconds per run of `action(*args)`."""
     start = time.perf_counter()
     for _ in range(repeat):
-        action()
+        action(*args)
     return (time.perf_counter() - start) / repeat
 
 
@@ -45,6 +45,12 @@ def parse_all(reader: reply.Reader, texts: list[str]) -> None:
             reader.parse(text)
         except reply.Rejected:
             pass
+
+
+def oracle_parse_all(oracle, handle: int, texts: list[str]) -> None:
+    """Whole parses of every text by llama.cpp."""
+    for text in texts:
+        oracle.parse(handle, text)
 
 
 def throughput(use_oracle: bool) -> None:
@@ -58,11 +64,11 @@ def throughput(use_oracle: bool) -> None:
     for syntax, s, texts in corpus():
         reader = reply.open(s)
         size = sum(len(t) for t in texts)
-        mine = timed(lambda: parse_all(reader, texts), repeat=5)
+        mine = timed(parse_all, reader, texts, repeat=5)
         row = [syntax, len(texts), size, f"{len(texts) / mine:,.0f}", f"{size / mine / 1e3:,.0f}"]
         if oracle is not None:
             handle = oracle.render(s.render_request()).handle
-            theirs = timed(lambda: [oracle.parse(handle, t) for t in texts], repeat=5)
+            theirs = timed(oracle_parse_all, oracle, handle, texts, repeat=5)
             row += [f"{len(texts) / theirs:,.0f}", f"{size / theirs / 1e3:,.0f}", f"{theirs / mine:.2f}"]
         rows.append(row)
     headers = ["syntax", "replies", "chars", "reply/s", "kchar/s"]
@@ -91,7 +97,7 @@ def streaming(sizes: list[int]) -> None:
     rows = []
     for size in sizes:
         text = long_reply(size)
-        whole = timed(lambda: reader.parse(text))
+        whole = timed(reader.parse, text)
         stream = reader.stream()
         start = time.perf_counter()
         for char in text:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Rejection:
         return {"rejected": self.reason}
 
 
-Reading = Union[Message, Rejection]
+Reading = Message | Rejection
 
 
 def reading_to_json(reading: Reading) -> dict[str, Any]:

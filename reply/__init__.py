@@ -18,9 +18,15 @@ How it works. `routes.py` replays llama.cpp's routing of a template (its special
 the differential autoparser). `analysis.py` replays the autoparser's reasoning-marker analysis with
 jinja2 probe renders (`templating.py`). Each syntax builds the same PEG grammar llama.cpp builds
 (`peg.py` is llama.cpp's PEG engine, `chat.py` its chat tags and AST-to-message mapper, `autoparser.py`
-its generic grammar), so whole and partial reads follow llama.cpp's own rules. A stream re-runs the
+its generic grammar), so finished replies read exactly as llama.cpp reads them. A stream re-runs the
 grammar after every chunk, but `peg.py` memoizes every result that never looked at the end of the input
-and resumes long scans and repetitions, so a feed only reads the new text.
+and resumes long scans and repetitions, so a feed only reads the new text (linear work in the reply).
+
+Streams and cut-off replies (`parse(text, partial=True)`) show what llama-server shows after streaming
+the text character by character, with two rules on top: the start of a marker still arriving at the end
+is held back until it resolves, and a read that would take back what was shown is not shown (where
+llama.cpp would fail to diff). A read that shows nothing (a failed or empty read) keeps what the last
+character-by-character read showed (`reader.Replay`), so what is shown never depends on the chunking.
 
 Adding a syntax: write one module `reply/syntaxes/<name>.py` defining
 
@@ -35,7 +41,8 @@ Adding a syntax: write one module `reply/syntaxes/<name>.py` defining
 - `call_starts(template, request) -> list[str]`: where a call starts (for problems);
 - `order`: detection order among syntaxes of the same route (lower first).
 The registry (`syntaxes/__init__.py`) imports every module of the package; nothing else changes. Then
-run tests/test_reply_oracle.py, which compares the new syntax with the oracle on its templates.
+add its templates to SYNTAX_TEMPLATES (tests/reply_support.py) and run tests/test_reply_oracle.py, which
+compares it with the oracle on those templates, whole and per-character streamed.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from reply.messages import Message, Problem, Rejected, ToolCall, Unsupported
 from reply.reader import Reader, Stream, open_reader
 
 
-def open(session: Any) -> Reader:  # noqa: A001 - the library's entry point reads as reply.open(session)
+def open(session: Any) -> Reader:
     """A reader for a session's replies."""
     return open_reader(session)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from reply.peg import SPACE, Builder, Context, Node, Parser
+from reply.peg import SPACE, Builder, Node, Parser
 
 REASONING = "reasoning"
 CONTENT = "content"
@@ -192,7 +192,7 @@ def json_brace_depth(text: str) -> int:
 
 def escape_inner(text: str) -> str:
     """JSON-escape a string without its quotes (nlohmann's dump: non-ASCII kept)."""
-    return json.dumps(text, ensure_ascii=False)[1:-1].replace("\u007f", "\u007f")
+    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def normalize_quotes_to_json(text: str) -> str:
@@ -292,10 +292,8 @@ class Mapper:
                 self.pending.arguments += '"'
             self.out.calls.append(self.pending)
             self.pending = None
-        if self.out.reasoning and all(not trim(r) for r in self.out.reasoning):
-            joined = "".join(self.out.reasoning)
-            if all(c in " \n\r\t" for c in joined):
-                self.out.reasoning = []
+        if not "".join(self.out.reasoning).strip(" \n\r\t"):
+            self.out.reasoning = []
         return self.out
 
     def _visit(self, node: Node) -> None:
@@ -399,8 +397,3 @@ def trim_one_lead(text: str) -> str:
     if text and text[0] in SPACE:
         text = text[1:]
     return rstrip_space(text)
-
-
-def parse_context(text: str, resumable: bool) -> Context:
-    """A parse context over the effective input."""
-    return Context(text, resumable=resumable)

@@ -49,7 +49,7 @@ def apply(template: Template, messages: list[dict[str, Any]]) -> str | None:
     try:
         return render(template.source, bos=template.bos, eos=template.eos, messages=messages, tools=PROBE_TOOLS,
                       add_generation_prompt=False, enable_thinking=True, extra={"enable_thinking": True})
-    except Exception:
+    except Exception:  # noqa: BLE001 - a template may raise anything; the analysis then skips the probe
         return None
 
 
@@ -84,7 +84,8 @@ class JsonCalls:
         return self.section_start or self.per_call_start or "{"
 
 
-def _quoted_after_brace(haystack: str, needle: str) -> bool:
+def quoted_in_json(haystack: str, needle: str) -> bool:
+    """Whether `needle` appears as a JSON string after `{` or `:` (the analyzer's in_json_haystack)."""
     return re.search(r'[{:][ \t\n\v\f\r]*"' + re.escape(needle) + '"', haystack) is not None
 
 
@@ -107,7 +108,7 @@ def _analyze(source: str, bos: str, eos: str) -> JsonCalls | None:
         return None
     template = Template(source, bos, eos)
     haystack = call_haystack(template)
-    if not haystack or not _quoted_after_brace(haystack, FUN_FIRST):
+    if not haystack or not quoted_in_json(haystack, FUN_FIRST):
         return None
     reasoning = analyze_reasoning(source, bos, eos)
     clean = _remove_once(_remove_once(haystack, reasoning.start), reasoning.end)
@@ -144,8 +145,8 @@ def _analyze(source: str, bos: str, eos: str) -> JsonCalls | None:
     per_call_start = per_call_end = ""
     if _parallel_moves_section(template, section_start):
         section_start, section_end, per_call_start, per_call_end = "", "", section_start, section_end
-    return JsonCalls(section_start=section_start, section_end=trim_whitespace(section_end),
-                     per_call_start=per_call_start, per_call_end=trim_whitespace(per_call_end),
+    return JsonCalls(section_start=section_start, section_end=section_end,
+                     per_call_start=per_call_start, per_call_end=per_call_end,
                      name_field=fields["name"], args_field=fields["args"], id_field=fields.get("id", ""),
                      gen_id_field=fields.get("gen_id", ""), parameter_order=tuple(f for _, f in order),
                      array_wrapped=wrapped is not None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -45,12 +46,21 @@ class Message:
 
 
 class Rejected(Exception):
-    """llama.cpp would refuse this finished reply (it throws); `reason` says why, `problems` what is off."""
+    """llama.cpp would refuse this finished reply (it throws); `reason` says why, `problems` what is off
+    (worked out on first access: diagnosing re-reads the reply)."""
 
-    def __init__(self, reason: str, problems: tuple[Problem, ...] = ()) -> None:
+    def __init__(self, reason: str, diagnose: Callable[[], tuple[Problem, ...]] = tuple) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.problems = problems
+        self._diagnose = diagnose
+        self._problems: tuple[Problem, ...] | None = None
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        """What is off about the refused reply."""
+        if self._problems is None:
+            self._problems = self._diagnose()
+        return self._problems
 
 
 class Unsupported(Exception):

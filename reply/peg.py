@@ -9,9 +9,9 @@ new text plus the nesting depth at the end, not by the reply's length.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable
 
 SPACE = frozenset(" \t\n\v\f\r")
 
@@ -32,7 +32,7 @@ class Node:
     tag: str
     start: int
     end: int
-    children: tuple["Node", ...]
+    children: tuple[Node, ...]
     is_partial: bool
 
 
@@ -57,10 +57,6 @@ class Context:
     eof: bool = False
     memo: dict[tuple[int, int], Result] = field(default_factory=dict)
     scans: dict[tuple[int, int], object] = field(default_factory=dict)
-
-    def extend(self, text: str) -> None:
-        """Take a longer input that starts with the current one."""
-        self.text = text
 
 
 class Trie:
@@ -371,14 +367,14 @@ class Arena:
     def at(self, p: Parser, ctx: Context, start: int) -> Result:
         """Run one parser at one position (memoized when the context is resumable)."""
         if not ctx.resumable:
-            return self.run[type(p)](p, ctx, start)
+            return self.run[p.__class__](p, ctx, start)
         key = (p.id, start)
         hit = ctx.memo.get(key)
         if hit is not None:
             return hit
         outer = ctx.eof
         ctx.eof = False
-        result = self.run[type(p)](p, ctx, start)
+        result = self.run[p.__class__](p, ctx, start)
         if ctx.eof:
             outer = True
         else:

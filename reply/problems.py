@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reply.chat import TOOL_CLOSE, TOOL_OPEN, REASONING, Mapped
+from reply.chat import REASONING, TOOL_CLOSE, TOOL_OPEN, Mapped
 from reply.messages import Problem
 from reply.peg import Context, Node, Result, Status
 
@@ -22,7 +22,7 @@ def _walk(nodes: tuple[Node, ...]) -> list[Node]:
     return out
 
 
-def find_problems(reader: "Reader", ctx: Context, result: Result, mapped: Mapped | None) -> tuple[Problem, ...]:
+def find_problems(reader: Reader, ctx: Context, result: Result, mapped: Mapped | None) -> tuple[Problem, ...]:
     """Problems in one reading, in a fixed order."""
     found: set[Problem] = set()
     req = reader.request
@@ -53,7 +53,7 @@ def find_problems(reader: "Reader", ctx: Context, result: Result, mapped: Mapped
     return tuple(p for p in Problem if p in found)
 
 
-def _diagnose(reader: "Reader", reply: str, starts: list[str]) -> set[Problem]:
+def _diagnose(reader: Reader, reply: str, starts: list[str]) -> set[Problem]:
     """Why a reply was refused: text after complete calls, a call of an unknown function, or bad arguments.
     The reply is re-read one character at a time (resumably, so in linear work) to find the longest prefix
     that reads completely with calls."""

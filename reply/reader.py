@@ -8,8 +8,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from reply.analysis import trim_whitespace
-from reply.chat import ChatBuilder, Mapped, Mapper
-from reply.messages import Message, Problem, Rejected, ToolCall, Unsupported
+from reply.chat import ChatBuilder, Mapper
+from reply.messages import Message, Rejected, ToolCall, Unsupported
 from reply.peg import Arena, Context, Result, Status
 from reply.problems import find_problems
 from reply.request import Request
@@ -70,7 +70,7 @@ def _request(session: Any, template: Template) -> Request:
     )
 
 
-def open_reader(session: Any) -> "Reader":
+def open_reader(session: Any) -> Reader:
     """A reader for a session (template source, bos, eos, tools, tool_choice, parallel_tool_calls,
     enable_thinking, kwargs, reasoning_format, messages); Unsupported when no syntax reads its template."""
     template = Template(session.template_source, getattr(session, "bos", "") or "", getattr(session, "eos", "") or "")
@@ -109,17 +109,16 @@ class Reader:
             held = Replay(self).advance(text)
         return Message(held.reasoning_content, held.content, held.tool_calls, message.problems)
 
-    def stream(self) -> "Stream":
+    def stream(self) -> Stream:
         """An incremental reader fed chunk by chunk."""
         return Stream(self)
 
     def read(self, ctx: Context, result: Result, partial: bool, diagnose: bool = True) -> Message:
         """common_chat_peg_parse's reading of a parse result, with its problems when `diagnose`."""
         if result.status is Status.FAIL:
-            problems = find_problems(self, ctx, result, None) if diagnose else ()
             if partial and result.end > 0:
-                return Message(problems=problems)
-            raise Rejected(REJECTION, problems)
+                return Message(problems=find_problems(self, ctx, result, None) if diagnose else ())
+            raise Rejected(REJECTION, lambda: find_problems(self, ctx, result, None))
         mapped = Mapper(ctx.text).run(result.nodes)
         return Message(
             reasoning_content="".join(mapped.reasoning),
@@ -219,4 +218,4 @@ class Stream:
         return self.reader.read(self.ctx, self.result, partial=False)
 
 
-__all__ = ["Mapped", "Reader", "Stream", "open_reader"]
+__all__ = ["Reader", "Replay", "Stream", "open_reader"]

@@ -4,7 +4,7 @@ the generation prompt (the prompt with add_generation_prompt minus the prompt wi
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -18,7 +18,7 @@ PINNED_NOW = "2025-06-15T10:30:00Z"
 class GenerationTag(Extension):
     """`{% generation %}…{% endgeneration %}` (HF's assistant-mask marker) renders its body unchanged."""
 
-    tags = {"generation"}
+    tags = frozenset({"generation"})
 
     def parse(self, parser: Any) -> Any:
         """Keep the body as it is."""
@@ -80,7 +80,7 @@ def render(source: str, *, bos: str, eos: str, messages: list[dict[str, Any]], t
            add_generation_prompt: bool, enable_thinking: bool, extra: dict[str, Any] | None = None,
            now: str = PINNED_NOW) -> str:
     """One render; add_generation_prompt=False leaves the variable undefined, as llama.cpp does."""
-    stamp = datetime.fromisoformat(now.replace("Z", "+00:00")).astimezone(timezone.utc)
+    stamp = datetime.fromisoformat(now).astimezone(UTC)
     context: dict[str, Any] = {
         "messages": prepare_messages(messages),
         "bos_token": bos,
@@ -102,8 +102,8 @@ def generation_prompt(source: str, *, bos: str, eos: str, messages: list[dict[st
                       tools: list[dict[str, Any]], enable_thinking: bool, extra: dict[str, Any] | None = None,
                       now: str = PINNED_NOW) -> str:
     """What add_generation_prompt appends: the render with it past the common prefix with the render without."""
-    args = dict(bos=bos, eos=eos, messages=messages, tools=tools, enable_thinking=enable_thinking, extra=extra,
-                now=now)
+    args = {"bos": bos, "eos": eos, "messages": messages, "tools": tools, "enable_thinking": enable_thinking,
+            "extra": extra, "now": now}
     without = render(source, add_generation_prompt=False, **args)
     with_gp = render(source, add_generation_prompt=True, **args)
     size = 0

@@ -14,6 +14,11 @@ import pandas as pd
 from reports.runs import Run, chunking_key
 from reports.tables import markdown_table
 
+CLUSTER_COLUMNS = (
+    "template", "shape", "defect", "field", "cases", "mode", "tools", "kwargs", "conversation", "partial",
+    "case_id", "oracle_vs_truth", "reply", "returned", "meant",
+)
+
 MARKER = re.compile(
     r"<\|[^<>|]{1,40}\|>|</?[A-Za-z_][\w:.-]{0,30}>|\[/?[A-Z][A-Z_]{2,30}\]|<｜[^｜]{1,40}｜>"
 )
@@ -146,25 +151,7 @@ def oracle_defects(run: Run) -> DefectReport:
     if rows.empty:
         return DefectReport(
             counts=pd.DataFrame(columns=["template", "shape", "defect", "cases"]),
-            clusters=pd.DataFrame(
-                columns=[
-                    "template",
-                    "shape",
-                    "defect",
-                    "field",
-                    "cases",
-                    "mode",
-                    "tools",
-                    "kwargs",
-                    "conversation",
-                    "partial",
-                    "case_id",
-                    "oracle_vs_truth",
-                    "reply",
-                    "returned",
-                    "meant",
-                ]
-            ),
+            clusters=pd.DataFrame(columns=list(CLUSTER_COLUMNS)),
         )
     counts = (
         rows.groupby(["template", "shape", "defect"])
@@ -187,24 +174,7 @@ def oracle_defects(run: Run) -> DefectReport:
     clusters = clusters.sort_values(
         ["cases", "template", "shape", "defect"], ascending=[False, True, True, True], kind="stable"
     )
-    columns = [
-        "template",
-        "shape",
-        "defect",
-        "field",
-        "cases",
-        "mode",
-        "tools",
-        "kwargs",
-        "conversation",
-        "partial",
-        "case_id",
-        "oracle_vs_truth",
-        "reply",
-        "returned",
-        "meant",
-    ]
-    return DefectReport(counts=counts, clusters=clusters[columns].reset_index(drop=True))
+    return DefectReport(counts=counts, clusters=clusters[list(CLUSTER_COLUMNS)].reset_index(drop=True))
 
 
 def _pretty(text: str) -> str:

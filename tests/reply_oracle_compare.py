@@ -28,10 +28,10 @@ def reading(read: Any) -> tuple:
     return (read.reasoning_content, read.content, tuple(calls))
 
 
-def mine(action: Any) -> tuple:
-    """The project parser's reading of one action (a message, or its refusal)."""
+def mine(action: Any, *args: Any, **kwargs: Any) -> tuple:
+    """The project parser's reading by one call (a message, or its refusal)."""
     try:
-        return reading(action())
+        return reading(action(*args, **kwargs))
     except reply.Rejected as refusal:
         return reading(refusal)
 
@@ -74,14 +74,14 @@ class Tally:
 def compare(oracle: Any, template: str, extra: tuple[str, ...], syntax: str, stream_every: int = 4,
             modes: tuple[str, ...] = ("*",)) -> Tally:
     """Every quick-profile session of the template: each corpus reply and each extra reply whole, every
-    `stream_every`-th finished one and every extra one streamed per character; then the same sessions with
-    reasoning_format none, whole only."""
+    `stream_every`-th finished one (and the extra ones in every third session) streamed per character;
+    then the same sessions with reasoning_format none, whole only."""
     tally = Tally()
     planned = [p for mode in modes for p in catalog.plan("quick", templates=template, mode=mode)]
     assert planned, f"no sessions for {template}"
     runs = [(plan, plan.session, True) for plan in planned]
     runs += [(plan, dataclasses.replace(plan.session, reasoning_format="none"), False) for plan in planned]
-    for plan, session, streamed in runs:
+    for number, (plan, session, streamed) in enumerate(runs):
         reader = reply.open(session)
         assert reader.syntax.name == syntax, f"{template}: read as {reader.syntax.name}"
         handle = oracle.render(session.render_request()).handle
@@ -90,14 +90,15 @@ def compare(oracle: Any, template: str, extra: tuple[str, ...], syntax: str, str
                                                                for cut in (len(text) // 2, len(text) - 2)]
         for index, (text, partial) in enumerate(cases):
             expected = reading(shown(oracle, handle, reader, text, partial))
-            got = mine(lambda: reader.parse(text, partial=partial))
+            got = mine(reader.parse, text, partial=partial)
             tally.whole += 1
             tally.with_calls += expected != ("rejected",) and bool(expected[2])
             if got != expected:
                 tally.differences.append(f"{session.mode.label} {session.reasoning_format} partial={partial} "
                                          f"{text!r}: {got} != {expected}")
             is_extra = index >= len(corpus)
-            if not streamed or partial or not text or not (is_extra or index % stream_every == 0):
+            sampled = index % stream_every == 0 or (is_extra and number % 3 == 0)
+            if not streamed or partial or not text or not sampled:
                 continue
             tally.differences += _stream(oracle, handle, reader, text, session.mode.label)
             tally.streamed += 1
@@ -122,7 +123,7 @@ def _stream(oracle: Any, handle: int, reader: Any, text: str, label: str) -> lis
     stream = reader.stream()
     previous = reading(reply.Message())
     for cut, char in enumerate(text, start=1):
-        got = mine(lambda: stream.feed(char))
+        got = mine(stream.feed, char)
         oracle_partial = reading(expected.partials[cut - 1])
         if got != previous and not behind(got, oracle_partial):
             return [f"{label} stream {text!r} after {text[:cut]!r}: {got} ahead of {oracle_partial}"]
@@ -131,6 +132,6 @@ def _stream(oracle: Any, handle: int, reader: Any, text: str, label: str) -> lis
         previous = got
     whole = reading(oracle.parse(handle, text))
     finished = mine(stream.finish)
-    if finished != whole or finished != mine(lambda: reader.parse(text)):
+    if finished != whole or finished != mine(reader.parse, text):
         return [f"{label} stream {text!r} finished: {finished} != {whole}"]
     return []

@@ -4,13 +4,14 @@ template itself (its own rendering of calls) plus hand-made variants, and readin
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import reply
 from corpora.planning import plan
 from corpora.sessions import Session
-from harness.readings import Message as Reading, Rejection
+from harness.readings import Message as Reading
+from harness.readings import Rejection
 from reply.templating import render
 
 SYNTAX_TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -42,7 +43,7 @@ GENERIC = ("Hello", "", "  Hello there \n", "<think>x</think>Hello", "<think>\nx
            "Hello <think>x</think> bye", "<think>unfinished", "a</think>", "</think>b", "<think></think>", "\n\nHi")
 
 
-@lru_cache(maxsize=None)
+@cache
 def sessions(template: str) -> tuple[Session, ...]:
     """The template's single-conversation sessions in the modes the reply tests use."""
     found = {p.session.mode.label: p.session for p in plan("quick", templates=template)
@@ -66,8 +67,8 @@ def written_turn(s: Session, calls: list[tuple[str, dict[str, Any]]], content: s
                                  for i, (n, a) in enumerate(calls)]
     if reasoning:
         message["reasoning_content"] = reasoning
-    args = dict(bos=s.bos, eos=s.eos, tools=list(s.tool_defs), enable_thinking=s.enable_thinking,
-                extra={**s.kwargs, "enable_thinking": s.enable_thinking})
+    args = {"bos": s.bos, "eos": s.eos, "tools": list(s.tool_defs), "enable_thinking": s.enable_thinking,
+            "extra": {**s.kwargs, "enable_thinking": s.enable_thinking}}
     try:
         base = render(s.template_source, messages=list(s.messages), add_generation_prompt=True, **args)
         full = render(s.template_source, messages=[*s.messages, message], add_generation_prompt=False, **args)
@@ -113,10 +114,10 @@ def normal(read: Any) -> tuple:
     return (read.reasoning_content, read.content, tuple(calls))
 
 
-def mine(action: Any) -> Any:
-    """A reading of the project parser: the message, or the Rejected exception."""
+def mine(read: Any, *args: Any, **kwargs: Any) -> Any:
+    """A reading of the project parser (`read(*args, **kwargs)`): the message, or the Rejected exception."""
     try:
-        return action()
+        return read(*args, **kwargs)
     except reply.Rejected as refusal:
         return refusal
 

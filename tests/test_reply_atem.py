@@ -25,6 +25,6 @@ EXTRA = (
 
 def test_reads_as_llama_cpp(oracle) -> None:
     """Corpus and hand-written replies read as llama.cpp reads them, whole, cut off and per character."""
-    tally = compare(oracle, "muse-glimmer.jinja", EXTRA, "atem", stream_every=6)
+    tally = compare(oracle, "muse-glimmer.jinja", EXTRA, "atem", stream_every=12)
     assert tally.differences == []
-    assert tally.whole > 300 and tally.streamed > 60 and tally.with_calls > 80
+    assert tally.whole > 300 and tally.streamed > 50 and tally.with_calls > 80

@@ -20,10 +20,11 @@ EXTRA = (
 )
 
 
-@pytest.mark.parametrize("template", ["meta-llama-Llama-3.1-8B-Instruct.jinja", "meta-llama-Llama-3.2-3B-Instruct.jinja",
-                                      "meta-llama-Llama-3.3-70B-Instruct.jinja"])
-def test_reads_as_llama_cpp(oracle, template: str) -> None:
+@pytest.mark.parametrize("template,modes", [("meta-llama-Llama-3.1-8B-Instruct.jinja", ("*",)),
+                                            ("meta-llama-Llama-3.2-3B-Instruct.jinja", ("think/*",)),
+                                            ("meta-llama-Llama-3.3-70B-Instruct.jinja", ("nothink/*",))])
+def test_reads_as_llama_cpp(oracle, template: str, modes: tuple[str, ...]) -> None:
     """Corpus and hand-written replies read as llama.cpp reads them, whole, cut off and per character."""
-    tally = compare(oracle, template, EXTRA, "llama31")
+    tally = compare(oracle, template, EXTRA, "llama31", modes=modes)
     assert tally.differences == []
-    assert tally.whole > 150 and tally.streamed > 40 and tally.with_calls > 30
+    assert tally.whole > 100 and tally.streamed > 20 and tally.with_calls > 20

@@ -40,7 +40,7 @@ def test_whole_parse_matches_oracle(oracle, syntax: str, template: str) -> None:
                 expected = normal(shown_by_llama_cpp(oracle, handle, text, reader.markers, reader.prefix))
             else:
                 expected = normal(oracle.parse(handle, text))
-            got = normal(mine(lambda: reader.parse(text, partial=partial)))
+            got = normal(mine(reader.parse, text, partial=partial))
             assert got == expected, f"{template} {session.mode.label} partial={partial} reply={text!r}"
             checked += 1
     assert checked > 100
@@ -70,7 +70,7 @@ def test_char_stream_matches_oracle(oracle, syntax: str, template: str) -> None:
             stream = reader.stream()
             want = reply.Message()
             for cut, char in enumerate(text, start=1):
-                got = mine(lambda: stream.feed(char))
+                got = mine(stream.feed, char)
                 want = expected_snapshot(want, expected.partials[cut - 1], reader.prefix + text[:cut], reader.markers)
                 assert normal(got) == normal(want), f"{template} {session.mode.label} after {text[:cut]!r}"
             assert normal(mine(stream.finish)) == normal(expected.final), f"{template} finished {text!r}"

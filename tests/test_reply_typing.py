@@ -37,7 +37,7 @@ def test_text_arguments_typed_as_llama_cpp_types_them(oracle, template: str, cit
     s = session(template, "nothink/auto")
     text = CASES[template].format(city=city, days=days)
     handle = oracle.render(s.render_request()).handle
-    got = mine(lambda: reply.open(s).parse(text))
+    got = mine(reply.open(s).parse, text)
     assert normal(got) == normal(oracle.parse(handle, text)), text
 
 

@@ -11,8 +11,18 @@ from functools import lru_cache
 from reply import autoparser
 from reply.analysis import diff_split, trim_whitespace
 from reply.chat import ChatBuilder
-from reply.json_calls import (ARG_FIRST, CALL_ID, FUN_FIRST, FUN_SECOND, USER, apply, call_haystack, calls_turn,
-                              probe_call)
+from reply.json_calls import (
+    ARG_FIRST,
+    CALL_ID,
+    FUN_FIRST,
+    FUN_SECOND,
+    USER,
+    apply,
+    call_haystack,
+    calls_turn,
+    probe_call,
+    quoted_in_json,
+)
 from reply.peg import Parser
 from reply.request import Request
 from reply.routes import AUTOPARSER
@@ -39,15 +49,11 @@ class IdCalls:
         return self.section_start or self.per_call_start
 
 
-def _quoted(haystack: str, needle: str) -> bool:
-    return re.search(r'[{:][ \t\n\v\f\r]*"' + re.escape(needle) + '"', haystack) is not None
-
-
 @lru_cache(maxsize=64)
 def _analyze(source: str, bos: str, eos: str) -> IdCalls | None:
     template = Template(source, bos, eos)
     haystack = call_haystack(template)
-    if not haystack or _quoted(haystack, FUN_FIRST) or not _quoted(haystack, ARG_FIRST):
+    if not haystack or quoted_in_json(haystack, FUN_FIRST) or not quoted_in_json(haystack, ARG_FIRST):
         return None
     found = CALL.match(haystack.lstrip(" \t\n\v\f\r"))
     if found is None:
