@@ -21,6 +21,7 @@ class Pin(NamedTuple):
 
 
 PINS: dict[str, Pin] = {
+    "0.3.35": Pin("1139dbb54509074b70893fab8554e3b079aa9f4d312058ce4018ef0019e3de12", "4df29be4f"),
     "0.3.36": Pin("832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e", "0c1e57098"),
 }
 

@@ -211,11 +211,16 @@ class Stream:
         return self.snapshot
 
     def finish(self) -> Message:
-        """The finished reply's reading (equal to a whole parse of everything fed)."""
+        """The finished reply's reading: a whole parse of everything fed, except that an empty one keeps the
+        last snapshot, as llama-server keeps its last message when the finished read is empty."""
         if self.result is None:
             with _deep_recursion():
                 self.result = self.reader.arena.parse(self.ctx)
-        return self.reader.read(self.ctx, self.result, partial=False)
+        final = self.reader.read(self.ctx, self.result, partial=False)
+        if final.empty and not self.snapshot.empty:
+            shown = self.snapshot
+            return Message(shown.reasoning_content, shown.content, shown.tool_calls, final.problems)
+        return final
 
 
 __all__ = ["Reader", "Replay", "Stream", "open_reader"]

@@ -47,7 +47,7 @@ def test_only_vendor_llama_cpp_is_extracted(tmp_path):
 
 
 def test_an_unpinned_version_is_a_clear_error():
-    with pytest.raises(PinError, match="0.0.1 is not pinned; pinned versions: 0.3.36"):
+    with pytest.raises(PinError, match="0.0.1 is not pinned; pinned versions: 0.3.35, 0.3.36"):
         pin_of("0.0.1")
     assert PINS["0.3.36"].llama_cpp_commit == "0c1e57098"
 
