@@ -97,17 +97,26 @@ class Reader:
 
     def parse(self, text: str, partial: bool = False) -> Message:
         """The message in a reply; Rejected when llama.cpp would throw. A partial (cut off) reply reads as a
-        stream would show it at that point: a marker still arriving at its end is held back."""
+        stream would show it at that point (a marker still arriving at its end held back), and so does a
+        finished one whose read is empty."""
         ctx = Context(self.prefix + text)
         with _deep_recursion():
             result = self.arena.parse(ctx)
         message = self.read(ctx, result, partial)
         if not partial:
-            return message
+            return self.kept(message, text)
         held = hold_back(message, ctx.text, self.markers)
         if held.empty:
             held = Replay(self).advance(text)
         return Message(held.reasoning_content, held.content, held.tool_calls, message.problems)
+
+    def kept(self, message: Message, text: str) -> Message:
+        """A finished read, or where it is empty what a stream of the reply showed last (llama-server ends
+        its stream there, so whole and streamed reads agree)."""
+        if not message.empty or not text:
+            return message
+        shown = Replay(self).advance(text)
+        return Message(shown.reasoning_content, shown.content, shown.tool_calls, message.problems)
 
     def stream(self) -> Stream:
         """An incremental reader fed chunk by chunk."""
@@ -211,8 +220,8 @@ class Stream:
         return self.snapshot
 
     def finish(self) -> Message:
-        """The finished reply's reading: a whole parse of everything fed, except that an empty one keeps the
-        last snapshot, as llama-server keeps its last message when the finished read is empty."""
+        """The finished reply's reading, equal to a whole parse of everything fed: an empty finished read keeps
+        the last snapshot, as llama-server keeps its last message."""
         if self.result is None:
             with _deep_recursion():
                 self.result = self.reader.arena.parse(self.ctx)
