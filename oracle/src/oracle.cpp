@@ -106,9 +106,17 @@ struct parser_handle {
 
 static std::vector<parser_handle> g_handles;
 
+#if __has_include("json.h")
+// chat.h takes common_json, built from text.
 static common_json to_common_json(const json & value) {
     return common_json::parse(value.dump());
 }
+#else
+// Older llama.cpp (llama-cpp-python 0.3.35 and before): chat.h takes nlohmann::ordered_json itself.
+static const json & to_common_json(const json & value) {
+    return value;
+}
+#endif
 
 static const json & field(const json & req, const char * key) {
     if (!req.contains(key)) {
