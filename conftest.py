@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from oracle.client import Oracle
+from templates.upstream import ensure_source
+
 WEATHER_TOOL = {
     "type": "function",
     "function": {
@@ -25,8 +28,6 @@ WEATHER_TOOL = {
 @pytest.fixture(scope="session")
 def oracle() -> Iterator[object]:
     """The llama.cpp oracle at the default pin (built on first use, cached across runs)."""
-    from oracle.client import Oracle
-
     client = Oracle()
     yield client
     client.close()
@@ -35,8 +36,6 @@ def oracle() -> Iterator[object]:
 @pytest.fixture(scope="session")
 def upstream_templates() -> Path:
     """The directory of the upstream templates at the default pin."""
-    from oracle.source import ensure_source
-
     return ensure_source() / "models" / "templates"
 
 

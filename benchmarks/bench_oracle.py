@@ -10,7 +10,7 @@ from collections.abc import Callable
 from tabulate import tabulate
 
 from oracle.client import Oracle
-from oracle.source import ensure_source
+from templates.upstream import ensure_source
 
 WEATHER_TOOL = {
     "type": "function",

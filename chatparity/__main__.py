@@ -2,6 +2,6 @@
 
 import sys
 
-from harness.cli import main
+from chatparity.cli import main
 
 sys.exit(main())

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
-from corpora.cases import Reply
+from chatparity.model import Message, Reply, ToolMode
 from corpora.conversations import call
 from corpora.roundtrip import truth_of
-from corpora.sessions import ToolMode
 from corpora.skips import Skip
 from corpora.thinking_shapes import CONTENT
-from harness.readings import Message
 
 ORIGIN = "toolcall"
 PROSE = "Let me check the weather for you."
 AFTER = "\nI will report back once I have it."
 THOUGHT_PREFIX = "I need the forecast first.\n"
 UNKNOWN_TOOL = "launch_rocket"
+DECOMPOSED = "Checking the cafe\u0301 forecast in Sa\u0303o Paulo."
+COMMENTARY = "<|channel|>commentary"
+JSON_NUMBER = re.compile(r"(:\s*)4(\s*[,}])")
+ANALYSIS = "<|channel|>analysis"
 CJK_CITY = '東京 "渋谷" \\ {a: [1]}\n\tcafé ☀'
 CALLING_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 TAG_PATTERN = re.compile(r"<[^<>\s]{1,40}>|\[[A-Z_]{3,}\]|<[A-Za-z_:]{2,30}(?=[\s=])")
@@ -43,6 +45,9 @@ class CallShape(str, Enum):
     BOOLEAN_AS_TEXT = "boolean_written_as_text"
     OBJECT_AS_TEXT = "object_written_as_text"
     MARKER_QUOTED = "marker_quoted_then_call"
+    JSON_FORMS = "escaped_slash_and_exponent_in_arguments"
+    CALL_IN_ANALYSIS = "call_in_analysis_channel"
+    DECOMPOSED_PROSE = "decomposed_unicode_prose_then_call"
 
 
 QUICK_SHAPES = (
@@ -52,6 +57,10 @@ QUICK_SHAPES = (
     CallShape.MALFORMED_ARGUMENTS,
     CallShape.NO_OPENING_WRAPPER,
     CallShape.MARKER_QUOTED,
+    CallShape.JSON_FORMS,
+    CallShape.CALL_IN_ANALYSIS,
+    CallShape.DECOMPOSED_PROSE,
+    CallShape.OBJECT_AS_TEXT,
 )
 
 
@@ -273,6 +282,16 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
             else head + broken
     if shape is CallShape.TWO_CALLS_ONE_UNKNOWN:
         return head + body + body.replace(split.name, UNKNOWN_TOOL)
+    if shape is CallShape.JSON_FORMS:
+        if '"Rio"' not in body:
+            return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")
+        return head + JSON_NUMBER.sub(r"\g<1>-0.45e+1\g<2>", body.replace('"Rio"', '"Rio\\/Lima"', 1), count=1)
+    if shape is CallShape.CALL_IN_ANALYSIS:
+        if COMMENTARY not in body:
+            return Skip(ORIGIN, shape.value, "the template writes no commentary channel")
+        return head + body.replace(COMMENTARY, ANALYSIS, 1)
+    if shape is CallShape.DECOMPOSED_PROSE:
+        return f"{head}{DECOMPOSED}\n{body}"
     if shape in COMPOSABLE_SHAPES:
         failed = frame.written.get(NATIVE_SHAPES[shape])
         prose = (failed.message.get("content") if failed else "") or PROSE
@@ -292,6 +311,15 @@ def truth_for(frame: CallFrame, shape: CallShape, written: Written) -> Message |
     if written.hand or frame.mode not in TRUTH_SHAPES.get(shape, ()):
         return None
     return truth_of(written.message, written.text or "")
+
+
+def composed_truth(frame: CallFrame, shape: CallShape, one: Written) -> Message | None:
+    """The truth of a composed shape whose meaning is certain: a call followed by text means that call, with
+    the text as content (so a reader that drops the call or the text shows against the truth)."""
+    if shape is not CallShape.TEXT_AFTER or one.hand or frame.mode not in CALLING_MODES:
+        return None
+    meant = truth_of(one.message, one.text or "")
+    return replace(meant, content=(meant.content + AFTER).strip())
 
 
 def call_replies(frame: CallFrame, shapes: tuple[CallShape, ...]) -> tuple[list[Reply], list[Skip]]:
@@ -317,5 +345,5 @@ def call_replies(frame: CallFrame, shapes: tuple[CallShape, ...]) -> tuple[list[
             skips.append(made)
         else:
             why = f"composed: the template's own rendering failed ({written.reason})" if written else note
-            replies.append(Reply(made, False, ORIGIN, shape.value, None, why))
+            replies.append(Reply(made, False, ORIGIN, shape.value, composed_truth(frame, shape, one), why))
     return replies, skips

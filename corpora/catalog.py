@@ -4,28 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
+from chatparity.model import Profile, Reply, ToolMode, profile_named
 from corpora import call_shapes, fuzz, partials, planning, roundtrip, thinking_shapes
 from corpora.call_shapes import CallFrame, CallShape, Turn, tool_set
-from corpora.cases import Reply
 from corpora.conversations import Conversation
 from corpora.corpus_file import FilePlannedSession, file_sessions
 from corpora.partials import CutPoint, Landmarks
 from corpora.planning import PlannedSession
-from corpora.sessions import ToolMode
 from corpora.skips import Skip
 from corpora.thinking_shapes import ThinkFrame, ThinkingShape, content_wrap
 from corpora.tools import STANDARD_TOOLS
 from corpora.written_turns import written_turns
-
-
-class Profile(str, Enum):
-    """How much of the corpus a sweep runs."""
-
-    QUICK = "quick"
-    FULL = "full"
 
 
 @dataclass(frozen=True)
@@ -54,22 +45,13 @@ class SessionCorpus:
     skips: tuple[Skip, ...]
 
 
-def profile_of(name: str) -> Profile:
-    """A profile by name, or a ValueError naming the choices."""
-    try:
-        return Profile(name)
-    except ValueError:
-        raise ValueError(f"unknown profile {name!r}: expected one of {', '.join(p.value for p in Profile)}") from None
-
-
 def plan(profile: str = "quick", templates: str | None = None, family: str | None = None,
          mode: str | None = None, corpus_file: Path | None = None) -> list[PlannedSession]:
-    """Every session of a profile (templates: a glob on the file name; mode: a glob on Mode.label), then the
-    sessions of a corpus file if one is given."""
-    planned: list[PlannedSession] = list(planning.plan(profile_of(profile).value, templates, family, mode))
+    """Every session of a profile (templates: a glob on the file name; mode: a glob on Mode.label), or, when a
+    corpus file is given, the sessions of that file alone."""
     if corpus_file is not None:
-        planned += file_sessions(Path(corpus_file), templates, family, mode)
-    return planned
+        return list(file_sessions(Path(corpus_file), templates, family, mode))
+    return list(planning.plan(profile_named(profile).value, templates, family, mode))
 
 
 def think_frame(planned: PlannedSession, written: dict[Turn, call_shapes.Written]) -> ThinkFrame:
@@ -108,13 +90,19 @@ def landmarks(planned: PlannedSession, found: list[Reply]) -> Landmarks:
 
 def partial_sources(found: list[Reply], budget: Budget) -> list[tuple[Reply, tuple[CutPoint, ...]]]:
     """The finished replies a profile cuts and where: every reply at every point, or in quick one round-trip
-    call at its call marker, name and arguments and one leading thought inside its marker and its thought."""
+    call at its call marker, name and arguments, one leading thought inside its marker and its thought, and one
+    call with broken arguments past its first argument value (inside the broken call)."""
     finished = [reply for reply in found if not reply.partial]
     if budget.all_partial_sources:
         return [(reply, tuple(CutPoint)) for reply in finished]
     with_call = [r for r in finished if r.origin == roundtrip.ORIGIN and r.truth and r.truth.tool_calls]
     thought = [r for r in finished if r.shape == ThinkingShape.LEADING_THOUGHT.value]
-    return [(r, QUICK_CALL_CUTS) for r in with_call[:1]] + [(r, QUICK_THOUGHT_CUTS) for r in thought[:1]]
+    broken = [r for r in finished if r.shape == CallShape.MALFORMED_ARGUMENTS.value]
+    return (
+        [(r, QUICK_CALL_CUTS) for r in with_call[:1]]
+        + [(r, QUICK_THOUGHT_CUTS) for r in thought[:1]]
+        + [(r, (CutPoint.PAST_ARGUMENT,)) for r in broken[:1]]
+    )
 
 
 def shape_corpus(planned: PlannedSession, budget: Budget) -> tuple[list[Reply], list[Skip]]:
@@ -158,7 +146,7 @@ def session_corpus(planned: PlannedSession, profile: str, seed: int = fuzz.DEFAU
     session; round trips for every conversation; all shapes, partial cuts and fuzz for the single turn."""
     if isinstance(planned, FilePlannedSession):
         return SessionCorpus(planned.file_replies, ())
-    budget = BUDGETS[profile_of(profile)]
+    budget = BUDGETS[profile_named(profile)]
     found = list(roundtrip.roundtrip_replies(planned))
     if planned.session.conversation != Conversation.SINGLE.value:
         return SessionCorpus(tuple(unique(found)), ())

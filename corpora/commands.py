@@ -9,7 +9,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from corpora.catalog import CorpusCounts, Profile, count, plan, session_corpus
+from chatparity.model import Profile
+from corpora.catalog import CorpusCounts, count, plan, session_corpus
 from corpora.corpus_file import CorpusFileError
 from corpora.planning import PlannedSession
 
@@ -17,11 +18,13 @@ from corpora.planning import PlannedSession
 def parser(prog: str) -> argparse.ArgumentParser:
     """The command's arguments."""
     p = argparse.ArgumentParser(prog=prog, description="Show the sessions and replies a sweep would run.")
-    p.add_argument("--template", help="a glob on the template file name")
+    p.add_argument("--templates", "--template", dest="template", metavar="GLOB",
+                   help="a glob on the template file name")
     p.add_argument("--family", help="a template family, e.g. Qwen3")
     p.add_argument("--mode", help="a glob on the mode label, e.g. 'think/*'")
     p.add_argument("--profile", default=Profile.QUICK.value, choices=[p.value for p in Profile])
-    p.add_argument("--corpus-file", type=Path, help="a JSON-lines corpus file to add")
+    p.add_argument("--corpus", "--corpus-file", dest="corpus_file", metavar="FILE", type=Path,
+                   help="a JSON-lines corpus file")
     p.add_argument("--counts", action="store_true", help="print totals only")
     return p
 

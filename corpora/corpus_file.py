@@ -9,15 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corpora.cases import Reply
+from chatparity.model import Message, Mode, Reply, Session, ToolCall, ToolMode, canonical_json
 from corpora.conversations import Conversation, messages
 from corpora.jinja_env import error_text
 from corpora.planning import PlannedSession, checked_source
 from corpora.prompts import render_chat
-from corpora.sessions import Mode, Session, ToolMode, canonical_json
 from corpora.tools import STANDARD_TOOLS
 from corpora.turns import generation_prompt, opens_thought
-from harness.readings import Message, ToolCall
 from templates.index import TemplateEntry, load_index
 
 REQUIRED = ("id", "template", "thinking", "tools", "kwargs", "reply", "partial")
@@ -30,6 +28,19 @@ class CorpusFileError(ValueError):
     def __init__(self, path: Path, line: int, field_name: str, problem: str) -> None:
         super().__init__(f"{path}:{line}: field {field_name!r}: {problem}")
         self.path, self.line, self.field_name, self.problem = path, line, field_name, problem
+
+
+class CorpusFileErrors(CorpusFileError):
+    """Several bad lines of one corpus file: the first one's fields, every one's message on its own line."""
+
+    def __init__(self, errors: list[CorpusFileError]) -> None:
+        first = errors[0]
+        super().__init__(first.path, first.line, first.field_name, first.problem)
+        self.errors = errors
+        self.args = ("\n".join(str(error) for error in errors),)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -109,6 +120,15 @@ def read_objects(data: Any, where: tuple[Path, int, str], what: str) -> tuple[di
     return tuple(data)
 
 
+def not_utf8(data: Any) -> bool:
+    """Whether a parsed JSON value holds a string UTF-8 cannot encode (a lone surrogate such as \\ud800)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def read_line(path: Path, number: int, text: str) -> CorpusLine:
     """One corpus line, checked field by field."""
     try:
@@ -117,6 +137,9 @@ def read_line(path: Path, number: int, text: str) -> CorpusLine:
         raise CorpusFileError(path, number, "(line)", f"not JSON: {error}") from None
     if not isinstance(data, dict):
         raise CorpusFileError(path, number, "(line)", "expected a JSON object")
+    for name, value in data.items():
+        if not_utf8(value) or not_utf8(name):
+            raise CorpusFileError(path, number, name, "holds a lone surrogate (\\ud800-\\udfff), not text")
     for name in REQUIRED:
         if name not in data:
             raise CorpusFileError(path, number, name, "missing")
@@ -149,20 +172,53 @@ def read_line(path: Path, number: int, text: str) -> CorpusLine:
     )
 
 
+def decoded(path: Path, number: int, raw: bytes) -> str:
+    """A line's bytes as UTF-8 text, or a CorpusFileError naming the first byte that is not."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CorpusFileError(
+            path, number, "(line)", f"not UTF-8 text: byte 0x{raw[error.start]:02x} at byte {error.start}"
+        ) from None
+
+
+def raw_lines(path: Path) -> list[bytes]:
+    """The file's lines as bytes, or a CorpusFileError when it cannot be read."""
+    try:
+        return path.read_bytes().splitlines()
+    except OSError as error:
+        raise CorpusFileError(path, 0, "(file)", f"cannot be read: {error.strerror or error}") from None
+
+
 def read_corpus(path: Path, templates: set[str]) -> list[CorpusLine]:
-    """Every line of a corpus file, checked; blank lines are skipped, ids must be unique."""
+    """Every line of a corpus file, checked; blank lines are skipped, ids must be unique.
+
+    Raises the CorpusFileError of the one bad line, or CorpusFileErrors naming every bad line.
+    """
     lines: list[CorpusLine] = []
+    errors: list[CorpusFileError] = []
     seen: dict[str, int] = {}
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip():
+    for number, raw in enumerate(raw_lines(path), start=1):
+        try:
+            text = decoded(path, number, raw)
+            if not text.strip():
+                continue
+            line = read_line(path, number, text)
+            if line.template not in templates:
+                raise CorpusFileError(path, number, "template", f"no upstream template named {line.template!r}")
+            if line.id in seen:
+                raise CorpusFileError(path, number, "id", f"{line.id!r} is already used on line {seen[line.id]}")
+        except CorpusFileError as error:
+            errors.append(error)
             continue
-        line = read_line(path, number, text)
-        if line.template not in templates:
-            raise CorpusFileError(path, number, "template", f"no upstream template named {line.template!r}")
-        if line.id in seen:
-            raise CorpusFileError(path, number, "id", f"{line.id!r} is already used on line {seen[line.id]}")
         seen[line.id] = number
         lines.append(line)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise CorpusFileErrors(errors)
+    if not lines:
+        raise CorpusFileError(path, 0, "(file)", "holds no reply")
     return lines
 
 

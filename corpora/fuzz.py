@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from corpora.cases import Reply
+from chatparity.model import Reply
 
 ORIGIN = "fuzz"
 DEFAULT_SEED = 20250615

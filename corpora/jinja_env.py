@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from functools import lru_cache
+from types import FrameType
 from typing import Any
 
 import jinja2
@@ -13,7 +17,7 @@ from jinja2 import nodes
 from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import SandboxedEnvironment
 
-from corpora.sessions import PINNED_NOW
+from chatparity.model import PINNED_NOW
 
 
 class GenerationTag(Extension):
@@ -36,9 +40,16 @@ class TemplateRaised(Exception):
     """The template called raise_exception(message)."""
 
 
+class RenderBounds(Exception):
+    """A render ran longer, or wrote more, than a chat prompt can need."""
+
+
+RENDER_SECONDS = 20.0
+RENDER_CHARS = 2_000_000
 RENDER_ERRORS = (
     jinja2.TemplateError,
     TemplateRaised,
+    RenderBounds,
     TypeError,
     ValueError,
     LookupError,
@@ -97,9 +108,36 @@ def compile_template(source: str) -> jinja2.Template:
     return environment().from_string(source)
 
 
-def render(source: str, context: dict[str, Any]) -> str:
-    """Render a template source with a context."""
-    return compile_template(source).render(**context)
+@contextmanager
+def time_bound(seconds: float, name: str) -> Iterator[None]:
+    """Raise RenderBounds naming the template if the block runs longer than `seconds` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(signum: int, frame: FrameType | None) -> None:
+        raise RenderBounds(f"{name}: rendering took longer than {seconds:g}s")
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def render(source: str, context: dict[str, Any], name: str = "the template") -> str:
+    """Render a template source with a context, bounded in time and output size (RenderBounds names `name`)."""
+    chunks: list[str] = []
+    size = 0
+    with time_bound(RENDER_SECONDS, name):
+        for chunk in compile_template(source).generate(**context):
+            size += len(chunk)
+            if size > RENDER_CHARS:
+                raise RenderBounds(f"{name}: rendering wrote more than {RENDER_CHARS} characters")
+            chunks.append(chunk)
+    return "".join(chunks)
 
 
 def error_text(error: Exception) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from corpora.cases import Reply
+from chatparity.model import Reply
 
 ORIGIN = "partial"
 
@@ -20,6 +20,7 @@ class CutPoint(str, Enum):
     AFTER_CALL_MARKER = "after_call_marker"
     IN_NAME = "in_call_name"
     IN_ARGUMENTS = "in_arguments"
+    PAST_ARGUMENT = "past_argument_value"
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,8 @@ def cut_points(text: str, marks: Landmarks) -> list[tuple[CutPoint, int]]:
         value = earliest(text, marks.values, name[0] + len(name[1]))
         if value:
             points.append((CutPoint.IN_ARGUMENTS, middle(*value)))
+            end = value[0] + len(value[1])
+            points.append((CutPoint.PAST_ARGUMENT, end + (len(text) - end) // 2))
     return [(point, offset) for point, offset in points if 0 < offset < len(text)]
 
 

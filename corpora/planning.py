@@ -6,18 +6,16 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from typing import Any
 
+from chatparity.model import InputError, Mode, Session, ToolMode, profile_named
 from corpora.conversations import Conversation, messages
 from corpora.jinja_env import RENDER_ERRORS, error_text
 from corpora.prompts import render_chat
-from corpora.sessions import Mode, Session, ToolMode
 from corpora.tools import STANDARD_TOOLS
 from corpora.turns import generation_prompt, opens_thought
 from templates.index import TemplateEntry, load_index, sha256_text, template_source
 
-PROFILES = ("quick", "full")
 
-
-class PlanError(Exception):
+class PlanError(InputError):
     """The selection or the upstream templates do not fit the index."""
 
 
@@ -103,17 +101,25 @@ def plan(
     mode: str | None = None,
     version: str | None = None,
 ) -> list[PlannedSession]:
-    """The sessions of a profile, selected by a template file-name glob, a family and a mode-label glob."""
-    if profile not in PROFILES:
-        raise PlanError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
+    """The sessions of a profile, selected by template file-name globs (comma-separated), a family and a
+    mode-label glob."""
+    try:
+        profile_named(profile)
+    except ValueError as error:
+        raise PlanError(str(error)) from None
     index = load_index()
     entries = [
         entry
         for name, entry in sorted(index.items())
-        if (templates is None or fnmatch(name, templates)) and (family is None or entry.family == family)
+        if (templates is None or any(fnmatch(name, glob) for glob in templates.split(",")))
+        and (family is None or entry.family.casefold() == family.casefold())
     ]
     if not entries:
-        raise PlanError(f"no template matches templates={templates!r} family={family!r}")
+        families = ", ".join(sorted({entry.family for entry in index.values()}))
+        raise PlanError(
+            f"no template matches templates={templates!r} family={family!r} "
+            f"(`chatparity templates list` lists the templates; families: {families})"
+        )
     planned: list[PlannedSession] = []
     for entry in entries:
         source = checked_source(entry, version)

@@ -93,4 +93,4 @@ def _render_json(
     context = render_context(
         entry, json.loads(messages), json.loads(tools), thinking, json.loads(kwargs), add_generation_prompt
     )
-    return render(source, context)
+    return render(source, context, entry.name)

@@ -6,13 +6,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from corpora.cases import Reply
+from chatparity.model import Message, Reply, ToolCall
 from corpora.jinja_env import RENDER_ERRORS, error_text
 from corpora.planning import PlannedSession
 from corpora.prompts import render_chat
 from corpora.turn_shapes import TURN_SHAPES, TurnShape
 from corpora.turns import TurnText, strip_end_of_turn, turn_body
-from harness.readings import Message, ToolCall
 
 ORIGIN = "roundtrip"
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from corpora.cases import Reply
+from chatparity.model import Message, Reply
 from corpora.skips import Skip
-from harness.readings import Message
 
 ORIGIN = "thinking"
 REASONING = "The user asks about the weather, so I answer directly."

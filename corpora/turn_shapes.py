@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chatparity.model import ToolMode
 from corpora.conversations import call
-from corpora.sessions import ToolMode
 
 CONTENT = "It is sunny in Rio today, 31 °C."
 REASONING = "The user asks about Rio. The forecast says sunny, so I answer directly."

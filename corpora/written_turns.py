@@ -7,11 +7,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from chatparity.model import ToolMode
 from corpora.call_shapes import ToolSet, Turn, Written, split_call, turn_message
 from corpora.conversations import Conversation
 from corpora.planning import PlannedSession, plan_session
 from corpora.roundtrip import render_turn
-from corpora.sessions import ToolMode
 from corpora.thinking_shapes import tags_argument
 
 

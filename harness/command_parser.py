@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
 import queue
 import shlex
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from corpora.sessions import Session
-from harness.parsers import ParserCrashed, ParserTimeout, ParserUnsupported, SessionReader, StreamRead
-from harness.readings import Reading, reading_from_json
+from chatparity.model import (
+    ParserCrashed,
+    ParserTimeout,
+    ParserUnsupported,
+    Reading,
+    Session,
+    SessionReader,
+    StreamRead,
+    reading_from_json,
+)
+from oracle.client import write_within
 
 
 def session_json(session: Session) -> dict[str, Any]:
@@ -27,7 +37,7 @@ def session_json(session: Session) -> dict[str, Any]:
         "tool_choice": session.tool_choice,
         "parallel_tool_calls": session.parallel_tool_calls,
         "enable_thinking": session.enable_thinking,
-        "chat_template_kwargs": session.kwargs,
+        "chat_template_kwargs": session.chat_template_kwargs,
         "reasoning_format": session.reasoning_format,
         "prompt": session.prompt,
         "now": session.now,
@@ -52,30 +62,25 @@ class Program:
         if not self.argv:
             raise ValueError("parser spec 'cmd:': no command given")
         self.timeout = timeout
-        self.process: subprocess.Popen[str] | None = None
-        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.generation = 0
         self.next_id = 0
 
     def start(self) -> None:
         """Start the process and a thread reading its stdout lines into a queue."""
         try:
-            self.process = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                bufsize=1,
-            )
+            self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError as error:
             raise ValueError(f"parser command {shlex.join(self.argv)!r} cannot start: {error}") from error
+        assert self.process.stdin is not None
+        os.set_blocking(self.process.stdin.fileno(), False)
         self.lines = queue.Queue()
         self.generation += 1
         threading.Thread(target=self.pump, args=(self.process, self.lines), daemon=True).start()
 
     @staticmethod
-    def pump(process: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+    def pump(process: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
         """Copy the process's stdout lines to the queue, then None at end of file."""
         assert process.stdout is not None
         for line in process.stdout:
@@ -100,10 +105,12 @@ class Program:
         assert self.process is not None and self.process.stdin is not None
         self.next_id += 1
         line = json.dumps({"id": self.next_id, "op": op, **fields}, ensure_ascii=False)
+        deadline = time.monotonic() + self.timeout
         try:
-            self.process.stdin.write(line + "\n")
-            self.process.stdin.flush()
-            answer = self.lines.get(timeout=self.timeout)
+            data = line.encode("utf-8", "surrogatepass") + b"\n"
+            if not write_within(self.process.stdin.fileno(), data, deadline):
+                raise queue.Empty
+            answer = self.lines.get(timeout=max(deadline - time.monotonic(), 0))
         except queue.Empty:
             self.stop()
             raise ParserTimeout(f"{op}: no answer within {self.timeout:g}s") from None
@@ -111,14 +118,19 @@ class Program:
             self.stop()
             raise ParserCrashed(f"{op}: cannot write to the parser: {error}") from error
         if answer is None:
-            code = self.process.wait()
+            try:
+                how = f"exited with status {self.process.wait(timeout=min(1.0, self.timeout))}"
+            except subprocess.TimeoutExpired:
+                how = "closed its stdout (killed)"
             self.stop()
-            raise ParserCrashed(f"{op}: the parser exited with status {code}")
+            raise ParserCrashed(f"{op}: the parser {how}")
         try:
             response = json.loads(answer)
-        except ValueError as error:
+        except ValueError:
             self.stop()
-            raise ParserCrashed(f"{op}: answer is not JSON: {answer[:200]!r}") from error
+            raise ParserCrashed(
+                f"{op}: answer is not JSON: {answer[:200]!r} (stdout carries only answers; write logs to stderr)"
+            ) from None
         if not isinstance(response, dict) or response.get("id") != self.next_id:
             self.stop()
             raise ParserCrashed(f"{op}: answer without the request's id {self.next_id}: {answer[:200]!r}")

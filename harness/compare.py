@@ -1,13 +1,13 @@
-"""Comparing two readings: the first difference, its kind, its field path and offset."""
+"""Comparing two readings: every difference, each by its field path and offset, and the kind of the first."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.outcomes import Kind
-from harness.readings import Message, Reading, Rejection, ToolCall
+from chatparity.model import Kind, Message, Reading, Rejection, ToolCall
 
 NORMALISATIONS = (
     "tool-call arguments compared as parsed JSON (as text when either side is not valid JSON)",
@@ -22,11 +22,12 @@ NORMALISATIONS = (
 )
 
 WINDOW = 24
+NAN = re.compile(r"\bNaN\b")
 
 
 @dataclass(frozen=True)
 class Difference:
-    """The first difference between an expected and an actual reading."""
+    """How an actual reading differs from an expected one: the kind of the first difference, and all of them."""
 
     kind: Kind
     detail: str
@@ -56,26 +57,26 @@ def text_difference(path: str, expected: str, actual: str, note: str = "") -> st
 
 
 def value_difference(path: str, expected: Any, actual: Any) -> str | None:
-    """The first difference between two JSON values, named by its path, or None when equal."""
+    """Every difference between two JSON values, each named by its path, or None when equal."""
     if isinstance(expected, str) and isinstance(actual, str):
         return text_difference(path, expected, actual)
     if isinstance(expected, dict) and isinstance(actual, dict):
-        for key in expected:
-            if key not in actual:
-                return f"{path}.{key}: missing (expected {json.dumps(expected[key], ensure_ascii=False)})"
-            found = value_difference(f"{path}.{key}", expected[key], actual[key])
-            if found:
-                return found
-        extra = [key for key in actual if key not in expected]
-        return f"{path}.{extra[0]}: unexpected key" if extra else None
+        found = [
+            f"{path}.{key}: missing (expected {json.dumps(value, ensure_ascii=False)})"
+            if key not in actual
+            else value_difference(f"{path}.{key}", value, actual[key])
+            for key, value in expected.items()
+        ]
+        found += [f"{path}.{key}: unexpected key" for key in actual if key not in expected]
+        return "; ".join(item for item in found if item) or None
     if isinstance(expected, list) and isinstance(actual, list):
-        for index, (left, right) in enumerate(zip(expected, actual)):
-            found = value_difference(f"{path}[{index}]", left, right)
-            if found:
-                return found
+        found = [
+            value_difference(f"{path}[{index}]", left, right)
+            for index, (left, right) in enumerate(zip(expected, actual))
+        ]
         if len(expected) != len(actual):
-            return f"{path}: {len(expected)} items vs {len(actual)}"
-        return None
+            found.append(f"{path}: {len(expected)} items vs {len(actual)}")
+        return "; ".join(item for item in found if item) or None
     if type(expected) is not type(actual) or expected != actual:
         left, right = json.dumps(expected, ensure_ascii=False), json.dumps(actual, ensure_ascii=False)
         return f"{path}: {left} vs {right}"
@@ -91,26 +92,69 @@ def arguments_difference(path: str, expected: str, actual: str) -> str | None:
     return value_difference(path, left, right)
 
 
+def call_text(call: ToolCall) -> str:
+    """A call as `name(arguments)`, shortened for a report."""
+    return f"{call.name}({excerpt(call.arguments, 0)})"
+
+
+def calls_differences(
+    expected: tuple[ToolCall, ...], actual: tuple[ToolCall, ...], ids_from: tuple[ToolCall, ...]
+) -> list[str]:
+    """Every difference between two lists of calls, by position; ids only where `ids_from` has one; calls
+    one side lacks are named."""
+    found: list[str] = []
+    for index, (left, right) in enumerate(zip(expected, actual)):
+        path = f"tool_calls[{index}]"
+        found += [
+            difference
+            for difference in (
+                text_difference(f"{path}.name", left.name, right.name),
+                arguments_difference(f"{path}.arguments", left.arguments, right.arguments),
+                text_difference(f"{path}.id", left.id, right.id)
+                if index < len(ids_from) and ids_from[index].id
+                else None,
+            )
+            if difference
+        ]
+    if len(expected) != len(actual):
+        found.append(f"tool_calls: {len(expected)} calls vs {len(actual)}")
+    found += [
+        f"tool_calls[{index}] lost: {call_text(call)}"
+        for index, call in enumerate(expected[len(actual) :], len(actual))
+    ]
+    found += [
+        f"tool_calls[{index}] extra: {call_text(call)}"
+        for index, call in enumerate(actual[len(expected) :], len(expected))
+    ]
+    return found
+
+
 def calls_difference(
     expected: tuple[ToolCall, ...], actual: tuple[ToolCall, ...], ids_from: tuple[ToolCall, ...]
 ) -> str | None:
-    """The first difference between two lists of calls, by position; ids only where `ids_from` has one."""
-    for index, (left, right) in enumerate(zip(expected, actual)):
-        path = f"tool_calls[{index}]"
-        found = text_difference(f"{path}.name", left.name, right.name) or arguments_difference(
-            f"{path}.arguments", left.arguments, right.arguments
-        )
-        if not found and index < len(ids_from) and ids_from[index].id:
-            found = text_difference(f"{path}.id", left.id, right.id)
-        if found:
-            return found
-    if len(expected) != len(actual):
-        return f"tool_calls: {len(expected)} calls vs {len(actual)}"
-    return None
+    """Every difference between two lists of calls, joined, or None when they agree."""
+    return "; ".join(calls_differences(expected, actual, ids_from)) or None
+
+
+def field_difference(path: str, expected: str, actual: str) -> str | None:
+    """A text field's difference, noting text the parser lost entirely."""
+    return text_difference(path, expected, actual, " (lost)" if expected and not actual else "")
+
+
+def reading_text(reading: Message) -> str:
+    """A message in one short line for a report."""
+    parts = [
+        f"{field}={excerpt(getattr(reading, field), 0)}"
+        for field in ("reasoning_content", "content")
+        if getattr(reading, field)
+    ]
+    parts += [call_text(call) for call in reading.tool_calls]
+    return ", ".join(parts) or "an empty message"
 
 
 def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None) -> Difference | None:
-    """The first difference of `actual` from `expected`, or None when they agree.
+    """Every difference of `actual` from `expected` (kind: the first field that differs), or None when they
+    agree.
 
     Ids are compared only where `ids_from` (by default `expected`, the oracle's reading) has one.
     """
@@ -118,24 +162,28 @@ def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None)
         if isinstance(expected, Rejection) and isinstance(actual, Rejection):
             return None
         if isinstance(actual, Rejection):
-            return Difference(Kind.REJECTS, f"rejected: {actual.reason}")
-        return Difference(Kind.ACCEPTS, f"oracle rejected: {expected.reason}")  # type: ignore[union-attr]
+            read = reading_text(expected)  # type: ignore[arg-type]
+            return Difference(Kind.REJECTS, f"rejected: {actual.reason}; oracle read: {read}")
+        read = reading_text(actual)  # type: ignore[arg-type]
+        return Difference(Kind.ACCEPTS, f"oracle rejected: {expected.reason}; parser read: {read}")  # type: ignore[union-attr]
+    if expected == actual and not any(NAN.search(call.arguments) for call in expected.tool_calls):
+        return None
     reference = ids_from if isinstance(ids_from, Message) else expected
-    checks = (
-        (Kind.CONTENT, lambda: text_difference("content", expected.content, actual.content)),
-        (
-            Kind.REASONING,
-            lambda: text_difference(
-                "reasoning_content", expected.reasoning_content, actual.reasoning_content
+    found = [
+        (kind, difference)
+        for kind, difference in (
+            (Kind.CONTENT, field_difference("content", expected.content, actual.content)),
+            (
+                Kind.REASONING,
+                field_difference("reasoning_content", expected.reasoning_content, actual.reasoning_content),
             ),
-        ),
-        (Kind.CALLS, lambda: calls_difference(expected.tool_calls, actual.tool_calls, reference.tool_calls)),
-    )
-    for kind, check in checks:
-        found = check()
-        if found:
-            return Difference(kind, found)
-    return None
+            (Kind.CALLS, calls_difference(expected.tool_calls, actual.tool_calls, reference.tool_calls)),
+        )
+        if difference
+    ]
+    if not found:
+        return None
+    return Difference(found[0][0], "; ".join(difference for _, difference in found))
 
 
 def verdict(expected: Reading, actual: Reading, ids_from: Reading | None = None) -> str:

@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from corpora.sessions import canonical_json
+from chatparity.model import canonical_json
 
 CACHE_FILE = "oracle-answers.sqlite"
 

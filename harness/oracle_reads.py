@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from corpora.sessions import Session, canonical_json
+from chatparity.model import Outcome, Reading, Session, canonical_json, reading_from_json, reading_to_json
 from harness.oracle_cache import OracleCache
-from harness.outcomes import Outcome
-from harness.readings import Reading, reading_from_json, reading_to_json
+from oracle.build import source_hash
+from oracle.client import Oracle, OracleCrashed, OracleError, OracleTimeout
+from templates.pins import pin_of, resolve_version
 
 
 @dataclass(frozen=True)
@@ -24,9 +25,6 @@ class OracleIdentity:
     @classmethod
     def of(cls, version: str | None = None) -> OracleIdentity:
         """The identity of the oracle at a version, known without starting it."""
-        from oracle.build import source_hash
-        from oracle.pins import pin_of, resolve_version
-
         resolved = resolve_version(version)
         pin = pin_of(resolved)
         return cls(resolved, pin.sdist_sha256, pin.llama_cpp_commit, source_hash())
@@ -67,8 +65,6 @@ class OracleReads:
 
     def ask(self, op: str, *args: Any, **kwargs: Any) -> Any:
         """One request to llama.cpp; crashes and timeouts become OracleFailed."""
-        from oracle.client import Oracle, OracleCrashed, OracleTimeout
-
         if self.client is None:
             self.client = Oracle(version=self.identity.version, timeout=self.timeout)
         self.requests += 1
@@ -118,8 +114,6 @@ class OracleSession:
 
     def rendered(self) -> Any:
         """The client's Render of the session (a request), keeping its handle."""
-        from oracle.client import OracleError
-
         try:
             render = self.reads.ask("render", self.request)
         except OracleFailed:

@@ -1,81 +1,41 @@
-"""Parsers under test: the Python protocol, llama.cpp itself, and loading either from a `--parser` spec."""
+"""Python-protocol parsers under test: a `pkg.module:factory` driven in this process, each call guarded."""
 
 from __future__ import annotations
 
 import importlib
-import shlex
-import shutil
+import os
 import signal
 import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
-from corpora.sessions import Session
-from harness.chunkings import boundaries
-from harness.readings import Message, Reading, Rejection
+from chatparity.model import (
+    Message,
+    ParserCrashed,
+    ParserRenderFailed,
+    ParserTimeout,
+    ParserUnsupported,
+    Reading,
+    Rejection,
+    Session,
+    SessionReader,
+    StreamRead,
+    named,
+)
 from harness.specs import import_object
 
-DEFAULT_PARSER = "reply"
-ALIASES = {"reply": "reply.harness:factory"}
 DEFAULT_TIMEOUT = 30.0
+WATCHDOG_GRACE = 2.0
+WATCHDOG_EXIT = 70
 
 T = TypeVar("T")
-
-
-class ParserUnsupported(Exception):
-    """The parser declined the session at open."""
-
-
-class ParserCrashed(Exception):
-    """The parser raised something that is not a rejection, or its process died."""
-
-
-class ParserTimeout(Exception):
-    """The parser did not answer one call in time."""
-
-
-@dataclass(frozen=True)
-class StreamRead:
-    """The snapshots after each chunk of one stream, and the final reading."""
-
-    snapshots: tuple[Reading, ...]
-    final: Reading
-
-
-class SessionReader(Protocol):
-    """A parser opened on one session, as the harness drives it."""
-
-    def parse(self, text: str, partial: bool) -> Reading:
-        """The whole read of `text` (a Rejection when the parser refuses it)."""
-
-    def stream(self, chunks: Sequence[str], finish: bool) -> StreamRead:
-        """Feed the chunks; the final reading is `finish()` when `finish`, else the last snapshot."""
-
-
-class ParserUnderTest(Protocol):
-    """A parser as the harness drives it: named, revisioned, opened per session."""
-
-    name: str
-
-    def revision(self) -> str:
-        """The parser's revision for the run's stamp."""
-
-    def open(self, session: Session) -> SessionReader:
-        """A reader for the session; raises ParserUnsupported, ParserCrashed or ParserTimeout."""
-
-    def close(self) -> None:
-        """Release processes the parser holds."""
-
-
-def named(error: BaseException, name: str) -> bool:
-    """Whether the exception's class, or one of its bases, is called `name`."""
-    return any(klass.__name__ == name for klass in type(error).__mro__)
 
 
 def described(error: BaseException) -> str:
@@ -85,6 +45,43 @@ def described(error: BaseException) -> str:
 
 class _Alarm(BaseException):
     """Raised in the main thread when a call overruns its timeout."""
+
+
+class Watchdog:
+    """Ends this process when a parser call outlives its deadline by WATCHDOG_GRACE seconds: a call stuck in
+    C code, where SIGALRM never reaches Python. Switched on only in a sweep's worker processes, where the
+    controller records the lost session and starts a fresh worker."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.limit: float | None = None
+        self.thread: threading.Thread | None = None
+
+    def arm(self, seconds: float) -> None:
+        """Watch the call starting now."""
+        if not self.enabled:
+            return
+        self.limit = time.monotonic() + seconds + WATCHDOG_GRACE
+        if self.thread is None:
+            self.thread = threading.Thread(target=self.watch, name="parser-watchdog", daemon=True)
+            self.thread.start()
+
+    def disarm(self) -> None:
+        """The call returned."""
+        self.limit = None
+
+    def watch(self) -> None:
+        """Check the running call twice a second; end the process when it is overdue."""
+        while True:
+            time.sleep(0.5)
+            limit = self.limit
+            if limit is not None and time.monotonic() > limit:
+                sys.stderr.write("chatparity: a parser call ignored its timeout; ending this worker\n")
+                sys.stderr.flush()
+                os._exit(WATCHDOG_EXIT)
+
+
+WATCHDOG = Watchdog()
 
 
 @contextmanager
@@ -99,11 +96,13 @@ def deadline(seconds: float) -> Iterator[None]:
 
     previous = signal.signal(signal.SIGALRM, ring)
     signal.setitimer(signal.ITIMER_REAL, seconds)
+    WATCHDOG.arm(seconds)
     try:
         yield
     except _Alarm:
         raise ParserTimeout(f"no answer within {seconds:g}s") from None
     finally:
+        WATCHDOG.disarm()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
@@ -171,8 +170,9 @@ class PythonParser:
     """A parser named `pkg.module:factory`, speaking the Python protocol in this process."""
 
     def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT) -> None:
-        check_spec(spec)
         self.module, factory = import_object(spec, "parser spec")
+        if not callable(factory):
+            raise ValueError(f"parser spec {spec!r}: {spec.rpartition(':')[2]} is not callable")
         self.name = spec
         self.timeout = timeout
         self.parser = factory()
@@ -191,6 +191,8 @@ class PythonParser:
         try:
             return PythonReader(guarded(lambda: self.parser.open(session), self.timeout), self.timeout)
         except Exception as error:
+            if named(error, "RenderFailed"):
+                raise ParserRenderFailed(str(error)) from error
             if named(error, "Unsupported"):
                 raise ParserUnsupported(str(error)) from error
             if named(error, "Rejected"):
@@ -199,107 +201,3 @@ class PythonParser:
 
     def close(self) -> None:
         """Nothing to release."""
-
-
-class OracleReader:
-    """llama.cpp reading replies as the parser under test."""
-
-    def __init__(self, client: Any, handle: int) -> None:
-        self.client = client
-        self.handle = handle
-
-    def parse(self, text: str, partial: bool) -> Reading:
-        """llama.cpp's whole read."""
-        with oracle_failures():
-            return self.client.parse(self.handle, text, partial=partial)
-
-    def stream(self, chunks: Sequence[str], finish: bool) -> StreamRead:
-        """llama.cpp's partial read at each chunk end, as llama-server streams, in one request."""
-        text = "".join(chunks)
-        with oracle_failures():
-            read = self.client.stream(self.handle, text, list(boundaries(chunks)))
-        snapshots = tuple(read.partials)
-        return StreamRead(snapshots, read.final if finish else snapshots[-1])
-
-
-@contextmanager
-def oracle_failures() -> Iterator[None]:
-    """The oracle client's crash and timeout errors as the parser's."""
-    from oracle.client import OracleCrashed, OracleTimeout
-
-    try:
-        yield
-    except OracleTimeout as error:
-        raise ParserTimeout(str(error)) from error
-    except OracleCrashed as error:
-        raise ParserCrashed(str(error)) from error
-
-
-class OracleParser:
-    """`oracle` or `oracle:VERSION`: llama.cpp as the parser under test, in its own child process."""
-
-    def __init__(self, version: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
-        from oracle.client import Oracle
-        from oracle.pins import resolve_version
-
-        self.version = resolve_version(version)
-        self.name = f"oracle:{self.version}"
-        self.client = Oracle(version=self.version, timeout=timeout)
-
-    def revision(self) -> str:
-        """The llama.cpp commit and oracle build id, known without starting the child."""
-        from harness.oracle_reads import OracleIdentity
-
-        identity = OracleIdentity.of(self.version)
-        return f"{identity.llama_cpp_commit}+{identity.build_id}"
-
-    def open(self, session: Session) -> SessionReader:
-        """Render the session; a template llama.cpp cannot render is unsupported."""
-        from oracle.client import OracleError
-
-        try:
-            with oracle_failures():
-                handle = self.client.render(session.render_request()).handle
-        except OracleError as error:
-            raise ParserUnsupported(f"llama.cpp cannot render the session: {error}") from error
-        return OracleReader(self.client, handle)
-
-    def close(self) -> None:
-        """Stop the child process."""
-        self.client.close()
-
-
-def check_spec(spec: str) -> None:
-    """Raise a ValueError naming what is wrong with a `--parser` spec, without starting the parser."""
-    if spec == "oracle" or spec.startswith("oracle:"):
-        from oracle.pins import pin_of, resolve_version
-
-        try:
-            pin_of(resolve_version(spec.partition(":")[2] or None))
-        except KeyError as error:
-            raise ValueError(f"parser spec {spec!r}: {error.args[0]}") from None
-    elif spec.startswith("cmd:"):
-        argv = shlex.split(spec[len("cmd:") :])
-        if not argv or shutil.which(argv[0]) is None:
-            raise ValueError(f"parser spec {spec!r}: no executable {argv[0] if argv else ''!r}")
-    else:
-        full = ALIASES.get(spec, spec)
-        if ":" not in full:
-            raise ValueError(
-                f"parser spec {spec!r}: expected reply, oracle[:VERSION], cmd:COMMAND or pkg.module:factory"
-            )
-        _, factory = import_object(full, "parser spec")
-        if not callable(factory):
-            raise ValueError(f"parser spec {spec!r}: {full.rpartition(':')[2]} is not callable")
-
-
-def load_parser(spec: str, timeout: float = DEFAULT_TIMEOUT) -> ParserUnderTest:
-    """The parser a `--parser` spec names: reply (the project's), oracle[:VERSION], cmd:COMMAND ARGS, or
-    pkg.module:factory (the module may be a path/to/file.py)."""
-    if spec == "oracle" or spec.startswith("oracle:"):
-        return OracleParser(spec.partition(":")[2] or None, timeout)
-    if spec.startswith("cmd:"):
-        from harness.command_parser import CommandParser
-
-        return CommandParser(spec[len("cmd:") :], timeout)
-    return PythonParser(ALIASES.get(spec, spec), timeout)

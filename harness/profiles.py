@@ -1,41 +1,66 @@
-"""Sweep profiles: which chunkings run, and on which replies, for `quick` and `full`."""
+"""What each profile streams: which chunkings run, and on which replies."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 
-from corpora.cases import Reply
+from chatparity.model import Profile, Reply, profile_named
 
 
 @dataclass(frozen=True)
-class Profile:
-    """A profile's chunkings and the longest reply (in code points) each streamed chunking runs on."""
+class ChunkingRules:
+    """A profile's chunkings, the longest reply (in code points) each streamed chunking runs on, and the
+    chunkings that run only on replies of some origins in some modes (globs)."""
 
     name: str
     chunkings: tuple[str, ...]
     limits: tuple[tuple[str, int], ...] = field(default=())
+    only: tuple[tuple[str, str, str], ...] = field(default=())
 
-    def applies(self, chunking: str, reply: Reply) -> bool:
-        """Whether the chunking runs on this reply under this profile."""
+    def applies(self, chunking: str, reply: Reply, mode: str = "") -> bool:
+        """Whether the chunking runs on this reply, in a session of this mode label, under this profile."""
         limit = dict(self.limits).get(chunking)
-        return limit is None or len(reply.text) <= limit
+        scopes = [(origin, modes) for name, origin, modes in self.only if name == chunking]
+        in_scope = not scopes or any(
+            fnmatch(reply.origin, origin) and fnmatch(mode, modes) for origin, modes in scopes
+        )
+        return in_scope and (limit is None or len(reply.text) <= limit)
+
+    def for_mode(self, mode: str) -> Callable[[str, Reply], bool]:
+        """`applies` for the sessions of one mode label."""
+        return lambda chunking, reply: self.applies(chunking, reply, mode)
 
     def describe(self) -> dict[str, object]:
         """The profile as the run's stamp records it."""
-        return {"name": self.name, "chunkings": list(self.chunkings), "limits": dict(self.limits)}
+        described: dict[str, object] = {
+            "name": self.name,
+            "chunkings": list(self.chunkings),
+            "limits": dict(self.limits),
+        }
+        if self.only:
+            described["only"] = [list(scope) for scope in self.only]
+        return described
 
 
-PROFILES = {
-    "quick": Profile("quick", ("whole", "char", "split"), (("char", 64), ("split", 20))),
-    "full": Profile(
+RULES = {
+    Profile.QUICK: ChunkingRules(
+        "quick",
+        ("whole", "char", "split", "char3"),
+        (("char", 64), ("split", 20)),
+        (
+            ("char3", "toolcall", "*/auto"),
+            ("char3", "toolcall", "*/parallel"),
+            ("char3", "roundtrip", "*/parallel"),
+        ),
+    ),
+    Profile.FULL: ChunkingRules(
         "full", ("whole", "char", "char2", "char3", "split", "random:1", "random:2"), (("split", 64),)
     ),
 }
 
 
-def profile_named(name: str) -> Profile:
-    """The profile called `name`, or a ValueError listing the profiles."""
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise ValueError(f"unknown profile {name!r}: use one of {', '.join(PROFILES)}") from None
+def rules_of(name: str) -> ChunkingRules:
+    """The chunking rules of the profile called `name` (a ValueError listing the profiles if none)."""
+    return RULES[profile_named(name)]

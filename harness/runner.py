@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpora.cases import Case, Reply
+from chatparity.model import (
+    Case,
+    Message,
+    Outcome,
+    ParserCrashed,
+    ParserRenderFailed,
+    ParserTimeout,
+    ParserUnderTest,
+    ParserUnsupported,
+    Reading,
+    Rejection,
+    Reply,
+    Row,
+    Session,
+    SessionReader,
+    SessionRecord,
+    SessionStatus,
+    canonical_json,
+    reading_json,
+)
 from corpora.parity import prompt_parity
-from corpora.sessions import Session, canonical_json
 from harness import chunkings
 from harness.compare import compare, verdict
 from harness.oracle_reads import OracleFailed, OracleReads, OracleSession, RenderFailed, RenderInfo
-from harness.outcomes import Outcome, SessionStatus
-from harness.parsers import ParserCrashed, ParserTimeout, ParserUnderTest, ParserUnsupported, SessionReader
-from harness.readings import Message, Reading, Rejection, reading_to_json
 from harness.server_view import server_final, server_stream, states_before
 from harness.stream_checks import StreamVerdict, check_stream
 
@@ -26,15 +41,8 @@ Applies = Callable[[str, Reply], bool]
 class SessionResult:
     """A session's record for the `sessions` table and its rows for the `rows` table."""
 
-    session: dict[str, Any]
-    rows: tuple[dict[str, Any], ...] = field(default=())
-
-
-def reading_json(reading: Reading | None) -> str | None:
-    """A reading as the store keeps it (sorted-key JSON), or None."""
-    return (
-        None if reading is None else json.dumps(reading_to_json(reading), ensure_ascii=False, sort_keys=True)
-    )
+    session: SessionRecord
+    rows: tuple[Row, ...] = field(default=())
 
 
 def failure_outcome(error: Exception) -> Outcome:
@@ -81,28 +89,26 @@ class SessionRunner:
 
     def record(
         self, status: SessionStatus, oracle_prompt: str | None, oracle_format: str, error: str
-    ) -> dict[str, Any]:
-        """The session's row in the `sessions` table."""
+    ) -> SessionRecord:
+        """The session's line in the `sessions` table."""
         mode = self.session.mode
-        return {
-            "session_id": self.session.id,
-            "template": self.session.template,
-            "family": self.entry.family,
-            "syntax": self.entry.syntax,
-            "mode": mode.label,
-            "thinking": int(mode.thinking),
-            "tools": mode.tools.value,
-            "kwargs": canonical_json(mode.kwargs_dict),
-            "conversation": self.session.conversation,
-            "jinja_renders": int(self.session.prompt is not None),
-            "oracle_renders": int(oracle_prompt is not None),
-            "prompt_parity": prompt_parity(
-                self.planned, oracle_prompt, error if oracle_prompt is None else ""
-            ),
-            "oracle_format": oracle_format,
-            "status": status.value,
-            "error": error,
-        }
+        return SessionRecord(
+            session_id=self.session.id,
+            template=self.session.template,
+            family=self.entry.family,
+            syntax=self.entry.syntax,
+            mode=mode.label,
+            thinking=int(mode.thinking),
+            tools=mode.tools.value,
+            kwargs=canonical_json(mode.kwargs_dict),
+            conversation=self.session.conversation,
+            jinja_renders=int(self.session.prompt is not None),
+            oracle_renders=int(oracle_prompt is not None),
+            prompt_parity=prompt_parity(self.planned, oracle_prompt, error if oracle_prompt is None else ""),
+            oracle_format=oracle_format,
+            status=status.value,
+            error=error,
+        )
 
     def markers(self, render: RenderInfo) -> tuple[str, ...]:
         """The template's markers and thinking tags, for the clean check."""
@@ -132,16 +138,25 @@ class SessionRunner:
         oracle = self.oracle.session(self.session)
         try:
             render = oracle.render()
-        except (RenderFailed, OracleFailed) as error:
-            message = str(error) if isinstance(error, RenderFailed) else f"{error.outcome.value}: {error}"
-            return SessionResult(self.record(SessionStatus.ORACLE_ERROR, None, "", message))
+        except RenderFailed as error:
+            return SessionResult(self.record(SessionStatus.ORACLE_ERROR, None, "", str(error)))
+        except OracleFailed as error:
+            message = f"{error.outcome.value}: {error}"
+            rows = [
+                self.row(self.base(case), name, error.outcome, error=f"render: {error}")
+                for case, names in self.cases()
+                for name in names
+            ]
+            return SessionResult(self.record(SessionStatus.ORACLE_ERROR, None, "", message), tuple(rows))
         status = SessionStatus.JINJA2_ERROR if self.planned.jinja_error else SessionStatus.OK
         cases = self.cases()
         try:
             reader: SessionReader | Exception = self.parser.open(self.session)
+        except ParserRenderFailed as error:
+            return SessionResult(self.record(SessionStatus.RENDER_FAILED, render.prompt, render.format, str(error)))
         except ParserUnsupported as error:
             record = self.record(SessionStatus.UNSUPPORTED, render.prompt, render.format, str(error))
-            rows = [self.unsupported_row(case, name, str(error)) for case, names in cases for name in names]
+            rows = [row for case, names in cases for row in self.unsupported_rows(oracle, case, names, str(error))]
             return SessionResult(record, tuple(rows))
         except (ParserCrashed, ParserTimeout) as error:
             reader = error
@@ -158,7 +173,7 @@ class SessionRunner:
         return SessionResult(record, tuple(rows))
 
     def base(self, case: Case) -> dict[str, Any]:
-        """The columns every row of a case shares."""
+        """The row columns every chunking of a case shares."""
         mode, reply = self.session.mode, case.reply
         return {
             "case_id": case.id,
@@ -177,30 +192,28 @@ class SessionRunner:
         }
 
     @staticmethod
-    def row(base: dict[str, Any], chunking: str, outcome: Outcome, **columns: Any) -> dict[str, Any]:
+    def row(base: dict[str, Any], chunking: str, outcome: Outcome, **columns: Any) -> Row:
         """A full row: the case's columns, the chunking, the outcome and the rest (defaults empty)."""
-        return {
-            **base,
-            "chunking": chunking,
-            "outcome": outcome.value,
-            "kind": "",
-            "detail": "",
-            "consistent": None,
-            "monotonic": None,
-            "clean": None,
-            "snapshot_parity": None,
-            "stream_detail": "",
-            "oracle_vs_truth": None,
-            "parser_vs_truth": None,
-            "oracle_reading": None,
-            "parser_reading": None,
-            "error": "",
-            **columns,
-        }
+        return Row(**base, chunking=chunking, outcome=outcome.value, **columns)
 
-    def unsupported_row(self, case: Case, chunking: str, reason: str) -> dict[str, Any]:
-        """A row of a session the parser declined."""
-        return self.row(self.base(case), chunking, Outcome.UNSUPPORTED, error=reason)
+    def unsupported_rows(
+        self, oracle: OracleSession, case: Case, names: tuple[str, ...], reason: str
+    ) -> list[Row]:
+        """The rows of a case in a session the parser declined; where the reply has a truth, llama.cpp's whole
+        reading is still judged against it, so its defects show whichever templates the parser declines."""
+        columns: dict[str, Any] = {}
+        truth = case.reply.truth
+        if truth is not None:
+            try:
+                final = oracle.parse(case.reply.text, case.reply.partial)
+            except OracleFailed:
+                final = None
+            if final is not None:
+                columns = {
+                    "oracle_reading": reading_json(final),
+                    "oracle_vs_truth": verdict(truth, final, ids_from=final),
+                }
+        return [self.row(self.base(case), name, Outcome.UNSUPPORTED, error=reason, **columns) for name in names]
 
     def case_rows(
         self,
@@ -209,7 +222,7 @@ class SessionRunner:
         case: Case,
         names: tuple[str, ...],
         markers: tuple[str, ...],
-    ) -> list[dict[str, Any]]:
+    ) -> list[Row]:
         """The rows of one case: the shared oracle reads once, then each chunking."""
         reply = case.reply
         run = CaseRun(case, self.base(case))
@@ -255,7 +268,7 @@ class SessionRunner:
 
     def judged(
         self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, label: str = ""
-    ) -> dict[str, Any]:
+    ) -> Row:
         """A row both sides read: match or mismatch, with truth; `label` names the stream."""
         found = compare(reference, parser_final)
         outcome = Outcome.MISMATCH if found else Outcome.MATCH
@@ -270,7 +283,7 @@ class SessionRunner:
             **self.truth_columns(run, reference, parser_final),
         )
 
-    def whole_row(self, run: CaseRun) -> dict[str, Any]:
+    def whole_row(self, run: CaseRun) -> Row:
         """The `whole` row: the parser's whole read against the oracle's."""
         if isinstance(run.oracle_final, OracleFailed):
             return self.row(run.base, "whole", run.oracle_final.outcome, error=str(run.oracle_final))
@@ -294,7 +307,7 @@ class SessionRunner:
         reader: SessionReader | Exception,
         name: str,
         markers: tuple[str, ...],
-    ) -> dict[str, Any]:
+    ) -> Row:
         """A streamed row: every stream of the chunking read, its final compared, its invariants checked."""
         final, partials = run.oracle_final, run.oracle_partials
         for failed in (final, partials):
@@ -311,7 +324,7 @@ class SessionRunner:
             )
         reply = run.case.reply
         whole = None if isinstance(run.parser_whole, Exception) else run.parser_whole
-        first: dict[str, Any] | None = None
+        first: Row | None = None
         verdicts: list[StreamVerdict] = []
         for chunks in chunkings.streams(name, reply.text):
             label = f"cut {len(chunks[0])}" if name == "split" else ""
@@ -334,13 +347,10 @@ class SessionRunner:
             found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
             verdicts.append(found.labelled(label) if label else found)
             reference = server_final(expected, final, reply.partial)
-            judged = self.judged(run, name, reference, read.final, label)
-            if first is None or (
-                first["outcome"] == Outcome.MATCH.value and judged["outcome"] != first["outcome"]
-            ):
-                first = judged
+            if first is None or (first.outcome == Outcome.MATCH.value and compare(reference, read.final)):
+                first = self.judged(run, name, reference, read.final, label)
         assert first is not None
-        return {**first, **combined(verdicts)}
+        return dataclasses.replace(first, **combined(verdicts))
 
 
 def combined(verdicts: Sequence[StreamVerdict]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from harness.readings import Message, Reading, Rejection
+from chatparity.model import Message, Reading, Rejection
 
 EMPTY = Message()
 

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from corpora.cases import Reply
+from chatparity.model import Reply
+from corpora import catalog
 from harness.specs import import_object
 from harness.sweep_config import SweepConfig
 
@@ -26,8 +27,6 @@ class CatalogSource:
 
     def plan(self, config: SweepConfig) -> Sequence[Any]:
         """corpora.catalog.plan with the run's profile and selection."""
-        from corpora import catalog
-
         corpus = Path(config.corpus) if config.corpus else None
         return catalog.plan(
             config.profile,
@@ -39,8 +38,6 @@ class CatalogSource:
 
     def replies(self, planned: Any, profile: str) -> Sequence[Reply]:
         """corpora.catalog.replies."""
-        from corpora import catalog
-
         return catalog.replies(planned, profile)
 
 

@@ -8,19 +8,16 @@ from harness.chunkings import RANDOM_PREFIX
 from harness.compare import NORMALISATIONS
 from harness.oracle_reads import OracleIdentity
 from harness.sweep_config import SweepConfig
+from templates.index import INDEX_PATH, index_hash
 
 
 def template_index_hash() -> str:
     """The sha256 of the committed template index ('' when there is none yet)."""
-    from templates.index import INDEX_PATH, index_hash
-
     return index_hash() if INDEX_PATH.exists() else ""
 
 
-def make_stamp(
-    config: SweepConfig, parser_revision: str, lost: list[str], workers: list[str]
-) -> dict[str, Any]:
-    """The stamp of a finished run (no clock: identical runs have identical stamps)."""
+def make_stamp(config: SweepConfig, parser_revision: str, lost: list[str]) -> dict[str, Any]:
+    """The stamp of a finished run (no clock, no worker names: identical runs have identical stamps at any -n)."""
     oracle = OracleIdentity.of(config.oracle_version)
     profile = config.profile_rules
     return {
@@ -30,6 +27,7 @@ def make_stamp(
         "llama_cpp_python_version": oracle.version,
         "parser": config.parser,
         "parser_revision": parser_revision,
+        "expectations": config.expectations,
         "profile": profile.name,
         "profile_limits": dict(profile.limits),
         "seeds": sorted(
@@ -47,5 +45,4 @@ def make_stamp(
             "only_failing": config.only_failing,
         },
         "lost_items": sorted(lost),
-        "workers": workers,
     }

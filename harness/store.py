@@ -3,78 +3,38 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from chatparity.model import STREAM_CHECKS, Record, Row, SessionRecord, columns, record_values, sql_columns
+
 STORE_NAME = "rows.sqlite"
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS stamp (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    session_id TEXT PRIMARY KEY,
-    template TEXT NOT NULL,
-    family TEXT NOT NULL,
-    syntax TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    thinking INTEGER NOT NULL,
-    tools TEXT NOT NULL,
-    kwargs TEXT NOT NULL,
-    conversation TEXT NOT NULL,
-    jinja_renders INTEGER NOT NULL,
-    oracle_renders INTEGER NOT NULL,
-    prompt_parity TEXT NOT NULL,
-    oracle_format TEXT NOT NULL,
-    status TEXT NOT NULL,
-    error TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS rows (
-    case_id TEXT NOT NULL,
-    chunking TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    template TEXT NOT NULL,
-    family TEXT NOT NULL,
-    syntax TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    tools TEXT NOT NULL,
-    conversation TEXT NOT NULL,
-    origin TEXT NOT NULL,
-    shape TEXT NOT NULL,
-    partial INTEGER NOT NULL,
-    outcome TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    detail TEXT NOT NULL,
-    consistent INTEGER,
-    monotonic INTEGER,
-    clean INTEGER,
-    snapshot_parity INTEGER,
-    stream_detail TEXT NOT NULL,
-    oracle_vs_truth TEXT,
-    parser_vs_truth TEXT,
-    reply TEXT NOT NULL,
-    truth TEXT,
-    oracle_reading TEXT,
-    parser_reading TEXT,
-    error TEXT NOT NULL,
-    PRIMARY KEY (case_id, chunking)
-);
-"""
-
-SESSION_COLUMNS = (
-    "session_id", "template", "family", "syntax", "mode", "thinking", "tools", "kwargs", "conversation",
-    "jinja_renders", "oracle_renders", "prompt_parity", "oracle_format", "status", "error",
+STAMP_SCHEMA = "CREATE TABLE IF NOT EXISTS stamp (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+TABLES = {"sessions": SessionRecord, "rows": Row}
+FAILING_SQL = (
+    "SELECT case_id, chunking, session_id FROM rows WHERE outcome != 'match' OR "
+    + " OR ".join(f"{check} = 0" for check in STREAM_CHECKS)
+    + " ORDER BY case_id, chunking"
 )
 
-ROW_COLUMNS = (
-    "case_id", "chunking", "session_id", "template", "family", "syntax", "mode", "tools", "conversation",
-    "origin", "shape", "partial", "outcome", "kind", "detail", "consistent", "monotonic", "clean",
-    "snapshot_parity", "stream_detail", "oracle_vs_truth", "parser_vs_truth", "reply", "truth",
-    "oracle_reading", "parser_reading", "error",
-)
+
+class StoreError(Exception):
+    """A path that holds no readable run store."""
+
+
+def table_schema(table: str, record_type: type[Record]) -> str:
+    """The CREATE TABLE statement of a record type: its fields as columns, its KEY as primary key."""
+    lines = [f"    {name} {sql}" for name, sql in sql_columns(record_type)]
+    lines.append(f"    PRIMARY KEY ({', '.join(record_type.KEY)})")
+    return f"CREATE TABLE IF NOT EXISTS {table} (\n" + ",\n".join(lines) + "\n);"
+
+
+SCHEMA = "\n".join([STAMP_SCHEMA, *(table_schema(table, kind) for table, kind in TABLES.items())])
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -100,20 +60,98 @@ def read_stamp(connection: sqlite3.Connection) -> dict[str, Any]:
     return {key: json.loads(value) for key, value in connection.execute("SELECT key, value FROM stamp")}
 
 
-def _insert(connection: sqlite3.Connection, table: str, columns: tuple[str, ...],
-            records: Iterable[Mapping[str, Any]]) -> None:
-    """Insert or replace records (dicts keyed by column) into a table in one transaction."""
-    marks = ", ".join("?" for _ in columns)
-    sql = f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+def store_file(path: Path) -> Path:
+    """The SQLite file of an existing run given as its directory or the file itself."""
+    file = path / STORE_NAME if path.is_dir() else path
+    if not file.is_file():
+        raise StoreError(f"{path}: no run store here (expected {STORE_NAME} in the run directory)")
+    return file
+
+
+def open_store(path: Path) -> sqlite3.Connection:
+    """A read-only connection to an existing run store, its tables checked."""
+    file = store_file(path)
+    connection = sqlite3.connect(f"file:{file}?mode=ro", uri=True)
+    try:
+        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as error:
+        connection.close()
+        raise StoreError(f"{file}: not a readable run store: {error}") from None
+    missing = {"stamp", *TABLES} - tables
+    if missing:
+        connection.close()
+        raise StoreError(f"{file}: not a run store, missing tables {sorted(missing)}")
+    return connection
+
+
+def failing_rows(connection: sqlite3.Connection) -> tuple[tuple[str, str, str], ...]:
+    """The (case_id, chunking, session_id) of the rows that are not a clean match."""
+    return tuple(connection.execute(FAILING_SQL))
+
+
+def write_records(connection: sqlite3.Connection, records: Iterable[Record]) -> None:
+    """Insert or replace records (sessions or rows, one type) in one transaction."""
+    records = list(records)
+    if not records:
+        return
+    record_type = type(records[0])
+    table = next(name for name, kind in TABLES.items() if kind is record_type)
+    names = columns(record_type)
+    sql = f"INSERT OR REPLACE INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
     with connection:
-        connection.executemany(sql, [tuple(record[column] for column in columns) for record in records])
+        connection.executemany(sql, [record_values(record) for record in records])
 
 
-def write_sessions(connection: sqlite3.Connection, records: Iterable[Mapping[str, Any]]) -> None:
-    """Store session records (dicts with SESSION_COLUMNS)."""
-    _insert(connection, "sessions", SESSION_COLUMNS, records)
+class Spool:
+    """Records appended as sessions finish, in a scratch SQLite file, then written to a store in key order.
 
+    The store it writes is the same whatever order the sessions arrived in: rows are inserted sorted by
+    their key, ties kept in the order of their session's item name and their place in its payload.
+    """
 
-def write_rows(connection: sqlite3.Connection, records: Iterable[Mapping[str, Any]]) -> None:
-    """Store row records (dicts with ROW_COLUMNS)."""
-    _insert(connection, "rows", ROW_COLUMNS, records)
+    def __init__(self) -> None:
+        handle, name = tempfile.mkstemp(prefix="chatparity-spool-", suffix=".sqlite")
+        os.close(handle)
+        self.file = Path(name)
+        self.connection = sqlite3.connect(self.file)
+        self.connection.execute("PRAGMA journal_mode=OFF")
+        self.connection.execute("PRAGMA synchronous=OFF")
+        for table, kind in TABLES.items():
+            names = ", ".join(columns(kind))
+            self.connection.execute(f"CREATE TABLE {table} (spool_item, spool_position, {names})")
+        self.count = 0
+
+    def add(self, item: str, records: Iterable[Record]) -> None:
+        """Append one item's records (sessions or rows, one type)."""
+        records = list(records)
+        if not records:
+            return
+        table = next(name for name, kind in TABLES.items() if kind is type(records[0]))
+        names = columns(type(records[0]))
+        marks = ", ".join("?" for _ in range(len(names) + 2))
+        sql = f"INSERT INTO {table} (spool_item, spool_position, {', '.join(names)}) VALUES ({marks})"
+        with self.connection:
+            self.connection.executemany(
+                sql, [(item, position, *record_values(record)) for position, record in enumerate(records)]
+            )
+        self.count += 1
+
+    def write(self, connection: sqlite3.Connection) -> None:
+        """Insert every spooled record into the store `connection` (its schema made), in key order."""
+        connection.execute("ATTACH DATABASE ? AS spool", (str(self.file),))
+        try:
+            with connection:
+                for table, kind in TABLES.items():
+                    names = ", ".join(columns(kind))
+                    order = ", ".join([*kind.KEY, "spool_item", "spool_position"])
+                    connection.execute(
+                        f"INSERT OR REPLACE INTO main.{table} ({names}) "
+                        f"SELECT {names} FROM spool.{table} ORDER BY {order}"
+                    )
+        finally:
+            connection.execute("DETACH DATABASE spool")
+
+    def close(self) -> None:
+        """Drop the scratch file."""
+        self.connection.close()
+        self.file.unlink(missing_ok=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from chatparity.model import Message, Reading
 from harness.compare import compare, excerpt, first_difference
-from harness.readings import Message, Reading
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,11 @@ def monotonic_break(snapshots: Sequence[Reading], ends: Sequence[int], final: Re
     return None
 
 
-def leak(shown: str, kept: str, markers: Sequence[str]) -> str | None:
-    """A marker in `shown`, or the start of one at its end that the final text `kept` lacks at that offset."""
+def leak(shown: str, kept: str, markers: Sequence[str], checked: int = 0) -> str | None:
+    """A marker in `shown`, or the start of one at its end that the final text `kept` lacks at that offset;
+    `shown[:checked]` is known to hold no whole marker."""
     for marker in markers:
-        position = shown.find(marker)
+        position = shown.find(marker, max(0, checked - len(marker) + 1))
         if position >= 0:
             return f"marker {marker!r} @{position}"
         for size in range(min(len(marker) - 1, len(shown)), 0, -1):
@@ -89,16 +90,17 @@ def clean_break(
     """The first snapshot whose content or reasoning shows a template marker or the start of one."""
     reference = final if isinstance(final, Message) else Message()
     wanted = [marker for marker in dict.fromkeys(markers) if marker]
-    checked: set[tuple[str, str]] = set()
+    previous = {"content": "", "reasoning_content": ""}
     for reading, end in zip(snapshots, ends):
         if not isinstance(reading, Message):
             continue
         for field in ("content", "reasoning_content"):
-            shown = getattr(reading, field)
-            if (field, shown) in checked:
+            shown, before = getattr(reading, field), previous[field]
+            if shown == before:
                 continue
-            checked.add((field, shown))
-            found = leak(shown, getattr(reference, field), wanted)
+            previous[field] = shown
+            checked = len(before) if shown.startswith(before) else 0
+            found = leak(shown, getattr(reference, field), wanted, checked)
             if found:
                 return f"clean: {field} shows {found} (after prefix {end})"
     return None

@@ -4,25 +4,29 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import sqlite3
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from chatparity.model import Profile
+from corpora.corpus_file import read_corpus
 from harness import chunkings, store
 from harness.oracle_cache import default_directory
-from harness.parsers import DEFAULT_PARSER, DEFAULT_TIMEOUT, check_spec
-from harness.profiles import PROFILES
+from harness.parser_specs import DEFAULT_PARSER, expectations_directory, parser_spec
+from harness.parsers import DEFAULT_TIMEOUT
+from harness.profiles import rules_of
 from harness.sources import load_source
 from harness.sweep_config import CONFIG_FILE, SweepConfig
+from harness.sweep_plugin import NOTHING_STORED
+from templates.index import load_index
 
 RUNS_DIR = Path("reports") / "runs"
-FAILING_SQL = """
-SELECT case_id, chunking, session_id FROM rows
-WHERE outcome != 'match' OR consistent = 0 OR monotonic = 0 OR clean = 0 OR snapshot_parity = 0
-ORDER BY case_id, chunking
-"""
+MAX_WORKER_RESTARTS = 1_000_000
 
 
 def arguments(prog: str) -> argparse.ArgumentParser:
@@ -38,7 +42,7 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         help="reply (the project's parser), oracle[:VERSION], 'cmd:COMMAND ARGS' or pkg.module:factory "
         f"(module dotted or a path/to/file.py; default {DEFAULT_PARSER})",
     )
-    parser.add_argument("--profile", choices=sorted(PROFILES), default="quick")
+    parser.add_argument("--profile", choices=[profile.value for profile in Profile], default=Profile.QUICK.value)
     parser.add_argument("--templates", metavar="GLOB", help="only templates whose file name matches")
     parser.add_argument("--family", help="only templates of this family")
     parser.add_argument("--mode", metavar="GLOB", help="only modes whose label matches, e.g. 'think/*'")
@@ -60,8 +64,34 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         type=Path,
         help="rerun only the rows that failed in an earlier run (its directory)",
     )
-    parser.add_argument("-n", "--numprocesses", metavar="N", help="pytest-xdist workers (a number or auto)")
+    parser.add_argument(
+        "--case",
+        metavar="CASE_ID",
+        action="append",
+        help="run only this case (repeatable; narrow with --templates and --mode to plan fewer sessions)",
+    )
+    parser.add_argument(
+        "-n",
+        "--numprocesses",
+        metavar="N",
+        default="1",
+        help="pytest-xdist worker processes (a number or auto; default 1; 0 runs sessions in this process, "
+        "where a parser that kills its process ends the run)",
+    )
     parser.add_argument("--out", type=Path, help="run directory (default reports/runs/PROFILE-PARSER)")
+    parser.add_argument(
+        "--expectations",
+        metavar="DIR",
+        type=Path,
+        help="the parser's expectations: a directory with known_divergences.toml and baseline/ (default: "
+        "the project's for reply, none for other parsers); recorded in the run's stamp",
+    )
+    parser.add_argument(
+        "--junitxml",
+        metavar="FILE",
+        type=Path,
+        help="write a JUnit XML file: a test case per session, failing when a row fails beyond expectations",
+    )
     parser.add_argument("--oracle-version", help="llama-cpp-python version of the oracle (default: the pin)")
     parser.add_argument(
         "--oracle-cache", type=Path, help=f"oracle answer cache (default {default_directory()})"
@@ -81,12 +111,14 @@ def arguments(prog: str) -> argparse.ArgumentParser:
 
 def failing_rows(run: Path) -> tuple[tuple[str, str, str], ...]:
     """The (case_id, chunking, session_id) of the rows that did not cleanly match in an earlier run."""
-    file = run / store.STORE_NAME if run.is_dir() else run
-    if not file.exists():
-        raise ValueError(f"--only-failing {run}: no run store at {file}")
-    connection = sqlite3.connect(file)
     try:
-        return tuple(connection.execute(FAILING_SQL))
+        connection = store.open_store(run)
+    except store.StoreError as error:
+        raise ValueError(f"--only-failing {run}: {error}") from None
+    try:
+        return store.failing_rows(connection)
+    except sqlite3.DatabaseError as error:
+        raise ValueError(f"--only-failing {run}: not a readable run store: {error}") from None
     finally:
         connection.close()
 
@@ -98,10 +130,18 @@ def default_out(profile: str, parser: str) -> Path:
 
 def make_config(options: argparse.Namespace) -> SweepConfig:
     """The sweep config of the parsed flags (chunkings validated, the failing rows of --only-failing read)."""
-    check_spec(options.parser)
+    spec = parser_spec(options.parser)
     load_source(options.source)
+    if options.corpus:
+        check_corpus(options.corpus)
     names = chunkings.parse_list(options.chunking) if options.chunking else ()
     failing = failing_rows(options.only_failing) if options.only_failing else None
+    if options.case and failing is not None:
+        raise ValueError("--case and --only-failing cannot be combined")
+    selected = None if failing is None else tuple((case, chunking) for case, chunking, _ in failing)
+    if options.case:
+        every = names or rules_of(options.profile).chunkings
+        selected = tuple((case, chunking) for case in options.case for chunking in every)
     out = (options.out or default_out(options.profile, options.parser)).resolve()
     cache = None if options.no_oracle_cache else str((options.oracle_cache or default_directory()).resolve())
     return SweepConfig(
@@ -118,9 +158,15 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
         oracle_cache=cache,
         timeout=options.timeout,
         only_failing=str(options.only_failing) if options.only_failing else None,
-        selected=None if failing is None else tuple((case, chunking) for case, chunking, _ in failing),
+        expectations=expectations_directory(spec, options.expectations),
+        selected=selected,
         selected_sessions=None if failing is None else tuple(sorted({session for _, _, session in failing})),
     )
+
+
+def check_corpus(path: Path) -> None:
+    """Raise a CorpusFileError naming every bad line of a corpus file, before any session runs."""
+    read_corpus(path, set(load_index()))
 
 
 def pytest_arguments(config_file: Path, options: argparse.Namespace) -> list[str]:
@@ -139,45 +185,43 @@ def pytest_arguments(config_file: Path, options: argparse.Namespace) -> list[str
         "--assert=plain",
         "-p",
         "no:benchmark",
+        "-n",
+        options.numprocesses,
+        f"--max-worker-restart={MAX_WORKER_RESTARTS}",
     ]
-    if options.numprocesses is not None:
-        args += ["-n", options.numprocesses]
     return args + options.pytest_args.split()
 
 
-def publish(run: Path) -> str:
-    """Write the run's report files (tables, HTML, coverage) and return its one-screen summary."""
-    from reports.publish import write_report
-    from reports.summary import summarize
-
-    write_report(run)
-    return summarize(run)
-
-
 def sweep(config: SweepConfig, options: argparse.Namespace) -> int:
-    """Run the pytest session of a sweep; the exit status of pytest (0 when every session ran)."""
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    config_file = out / CONFIG_FILE
-    config.write(config_file)
-    return int(pytest.main(pytest_arguments(config_file, options)))
+    """Run the pytest session of a sweep from a scratch directory (nothing enters --out before the store)."""
+    scratch = Path(tempfile.mkdtemp(prefix="chatparity-sweep-"))
+    try:
+        config_file = scratch / CONFIG_FILE
+        config.write(config_file)
+        return int(pytest.main(pytest_arguments(config_file, options)))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
-def main(argv: list[str], prog: str = "chatparity sweep") -> int:
-    """Parse the flags, run the sweep, write the reports and print the summary."""
+def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Path], str] | None = None) -> int:
+    """Parse the flags and run the sweep; `publish` writes the run's reports and returns its summary."""
     options = arguments(prog).parse_args(argv)
     try:
         config = make_config(options)
     except ValueError as error:
-        print(f"{prog}: {error}", file=sys.stderr)
+        for line in str(error).splitlines():
+            print(f"{prog}: {line}", file=sys.stderr)
         return 2
     status = sweep(config, options)
     out = Path(config.out)
+    if status == NOTHING_STORED:
+        return 2
     if status == pytest.ExitCode.INTERRUPTED:
         print(f"{prog}: interrupted; no store written (any earlier store in {out} is untouched)")
         return status
     if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         return status
-    print(publish(out))
+    if publish is not None:
+        print(publish(out))
     print(f"run stored in {out / store.STORE_NAME}; tables in {out / 'report.md'} and {out / 'report.html'}")
     return status

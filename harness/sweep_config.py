@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.profiles import Profile, profile_named
+from harness.profiles import ChunkingRules, rules_of
 
 CONFIG_FILE = "sweep.json"
 
@@ -29,14 +29,15 @@ class SweepConfig:
     oracle_cache: str | None = None
     timeout: float = 30.0
     only_failing: str | None = None
+    expectations: str | None = None
     selected: tuple[tuple[str, str], ...] | None = field(default=None, repr=False)
     selected_sessions: tuple[str, ...] | None = field(default=None, repr=False)
 
     @property
-    def profile_rules(self) -> Profile:
+    def profile_rules(self) -> ChunkingRules:
         """The profile, its chunkings narrowed to `chunkings` when given."""
-        base = profile_named(self.profile)
-        return Profile(base.name, self.chunkings or base.chunkings, base.limits)
+        base = rules_of(self.profile)
+        return ChunkingRules(base.name, self.chunkings or base.chunkings, base.limits, base.only)
 
     def write(self, path: Path) -> None:
         """Save as JSON."""

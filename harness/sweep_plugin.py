@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from chatparity.model import ParserUnderTest, Row, SessionRecord, record_from
 from harness import store
 from harness.oracle_cache import OracleCache
 from harness.oracle_reads import OracleIdentity, OracleReads
-from harness.outcomes import Outcome
-from harness.parsers import ParserUnderTest, load_parser
+from harness.parser_specs import load_parser, parser_spec
+from harness.parsers import WATCHDOG
 from harness.runner import SessionRunner
 from harness.sources import Source, load_source
 from harness.stamp import make_stamp
@@ -22,6 +26,8 @@ from harness.sweep_config import CONFIG_FILE, SweepConfig
 
 PROPERTY = "chatparity"
 DIFFERS = "chatparity_differs"
+NOTHING_STORED = 20
+CRASHED_WORKER = re.compile(r"worker '[^']*' crashed while running '[^']*'")
 
 
 class SweepState:
@@ -33,14 +39,24 @@ class SweepState:
         self._parser: ParserUnderTest | None = None
         self._revision: str | None = None
         self._oracle: OracleReads | None = None
-        self.payloads: dict[str, dict[str, Any]] = {}
+        self.spool: store.Spool | None = None
+        self.stored: set[str] = set()
+        self.revisions: dict[str, str] = {}
         self.lost: dict[str, str] = {}
+        self.collected: set[str] = set()
+        self.unplanned = ""
 
     @property
     def parser(self) -> ParserUnderTest:
-        """The parser under test, loaded on first use."""
+        """The parser under test, loaded on first use; SweepItemError when it cannot start."""
         if self._parser is None:
-            self._parser = load_parser(self.config.parser, self.config.timeout)
+            cache = Path(self.config.oracle_cache) if self.config.oracle_cache else None
+            try:
+                self._parser = load_parser(parser_spec(self.config.parser), self.config.timeout, cache)
+            except Exception as error:
+                raise SweepItemError(
+                    f"parser {self.config.parser!r} cannot start: {type(error).__name__}: {error}"
+                ) from error
         return self._parser
 
     @property
@@ -60,12 +76,30 @@ class SweepState:
             )
         return self._oracle
 
+    def keep(self, nodeid: str, payload: dict[str, Any]) -> None:
+        """Spool one finished session's record and rows (the controller holds none of them)."""
+        if self.spool is None:
+            self.spool = store.Spool()
+        self.spool.add(nodeid, [record_from(SessionRecord, payload["session"])])
+        self.spool.add(nodeid, [record_from(Row, row) for row in payload["rows"]])
+        self.stored.add(nodeid)
+        first = min(self.revisions, default=None)
+        if first is None or nodeid < first:
+            self.revisions = {nodeid: payload["parser_revision"]}
+
     def close(self) -> None:
-        """Stop the parser and the oracle this process started."""
+        """Stop the parser and the oracle this process started, and drop the spool."""
+        if self.spool is not None:
+            self.spool.close()
+            self.spool = None
         if self._parser is not None:
             self._parser.close()
         if self._oracle is not None:
             self._oracle.close()
+
+
+class SweepItemError(Exception):
+    """A failure that costs a sweep item, reported as its one-line message rather than a traceback."""
 
 
 STATE = pytest.StashKey[SweepState]()
@@ -83,7 +117,9 @@ def pytest_configure(config: pytest.Config) -> None:
         if path.name == CONFIG_FILE and path.exists():
             state = SweepState(SweepConfig.read(path))
             config.stash[STATE] = state
-            if not hasattr(config, "workerinput"):
+            if hasattr(config, "workerinput"):
+                WATCHDOG.enabled = True
+            else:
                 config.pluginmanager.register(Controller(state), "chatparity-controller")
 
 
@@ -100,7 +136,17 @@ def item_name(planned: Any) -> str:
     return f"{session.template}[{session.mode.label}|{session.conversation}]"
 
 
-class SweepFile(pytest.File):
+class OneLineFailure:
+    """A sweep node whose SweepItemError is reported as its one-line message."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """A SweepItemError as its message; anything else as pytest shows it."""
+        if isinstance(excinfo.value, SweepItemError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)  # type: ignore[misc]
+
+
+class SweepFile(OneLineFailure, pytest.File):
     """The sweep: its items are the planned sessions (the same, in the same order, in every worker)."""
 
     def collect(self) -> Iterator[pytest.Item]:
@@ -109,7 +155,11 @@ class SweepFile(pytest.File):
         assert state is not None
         wanted = state.config.selected_sessions
         seen: set[str] = set()
-        for planned in state.source.plan(state.config):
+        try:
+            plan = state.source.plan(state.config)
+        except Exception as error:
+            raise SweepItemError(f"cannot plan the sweep: {type(error).__name__}: {error}") from error
+        for planned in plan:
             if wanted is not None and planned.session.id not in wanted:
                 continue
             name = item_name(planned)
@@ -119,7 +169,7 @@ class SweepFile(pytest.File):
             yield SweepItem.from_parent(self, name=name, planned=planned)
 
 
-class SweepItem(pytest.Item):
+class SweepItem(OneLineFailure, pytest.Item):
     """One planned session: run every reply at every chunking; the rows travel in user_properties."""
 
     def __init__(self, *, planned: Any, **kwargs: Any) -> None:
@@ -139,32 +189,42 @@ class SweepItem(pytest.Item):
             state.parser,
             state.oracle,
             profile.chunkings,
-            profile.applies,
+            profile.for_mode(self.planned.session.mode.label),
             config.selected,
         )
         result = runner.run()
-        rows = list(result.rows)
         payload = {
-            "session": result.session,
-            "rows": rows,
+            "session": dataclasses.asdict(result.session),
+            "rows": [dataclasses.asdict(row) for row in result.rows],
             "parser_revision": state.revision,
-            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
         }
-        self.user_properties.append((PROPERTY, json.dumps(payload, ensure_ascii=False)))
-        self.user_properties.append((DIFFERS, differs(rows)))
+        self.user_properties.append((PROPERTY, payload_json(payload)))
+        self.user_properties.append((DIFFERS, not all(row.clean_match for row in result.rows)))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Where the item comes from, for pytest's reports."""
         return self.path, 0, self.name
 
 
-def differs(rows: list[dict[str, Any]]) -> bool:
-    """Whether any row is not a clean match."""
-    return any(
-        row["outcome"] != Outcome.MATCH.value
-        or 0 in (row["consistent"], row["monotonic"], row["clean"], row["snapshot_parity"])
-        for row in rows
-    )
+def storable(value: Any) -> Any:
+    """A JSON value whose strings are all UTF-8 text: a lone surrogate becomes its escape, e.g. '\\ud800'."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [storable(item) for item in value]
+    return value
+
+
+def payload_json(payload: dict[str, Any]) -> str:
+    """A session's payload as JSON the store can hold (lone surrogates a parser wrote are escaped)."""
+    text = json.dumps(payload, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(storable(payload), ensure_ascii=False)
+    return text
 
 
 def payload_of(report: pytest.TestReport) -> dict[str, Any] | None:
@@ -188,14 +248,32 @@ class Controller:
     def __init__(self, state: SweepState) -> None:
         self.state = state
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """The items this process collected (the whole sweep when it runs without workers)."""
+        self.state.collected.update(item.nodeid for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The items a worker collected (every worker collects the whole sweep)."""
+        self.state.collected.update(ids)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Keep each session's payload; an item that failed is lost (its rows are missing from the store)."""
+        """Spool each session's payload and drop it from the report; an item that failed is lost (its rows
+        are missing from the store)."""
         payload = payload_of(report)
+        report.user_properties[:] = [prop for prop in report.user_properties if prop[0] != PROPERTY]
         if payload is not None and report.passed:
-            self.state.payloads[report.nodeid] = payload
+            self.state.keep(report.nodeid, payload)
         elif report.failed:
             lines = report.longreprtext.strip().splitlines()
-            self.state.lost[report.nodeid] = lines[-1] if lines else report.when or ""
+            why = lines[-1] if lines else report.when or ""
+            self.state.lost[report.nodeid] = CRASHED_WORKER.sub("its worker process died", why)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """Keep why the sweep could not be planned, if it could not."""
+        if report.failed:
+            lines = report.longreprtext.strip().splitlines()
+            self.state.unplanned = lines[-1] if lines else "collection failed"
 
 
 @pytest.hookimpl(trylast=True)
@@ -204,10 +282,37 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = state_of(session.config)
     if state is None:
         return
-    state.close()
-    if hasattr(session.config, "workerinput") or exitstatus == pytest.ExitCode.INTERRUPTED:
-        return
-    write_store(state)
+    try:
+        if hasattr(session.config, "workerinput"):
+            return
+        if exitstatus == pytest.ExitCode.INTERRUPTED and not state.unplanned:
+            return
+        for nodeid in sorted(state.collected - state.stored - set(state.lost)):
+            state.lost[nodeid] = "not run"
+        if not state.stored:
+            why = nothing_ran(state)
+            print(f"\nchatparity sweep: {why}; nothing written to {state.config.out}", file=sys.stderr)
+            session.exitstatus = NOTHING_STORED
+            return
+        write_store(state)
+    finally:
+        state.close()
+    if state.lost:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def nothing_ran(state: SweepState) -> str:
+    """Why a sweep has no rows to store: no session was selected, or every session was lost."""
+    if state.unplanned:
+        return state.unplanned
+    if state.lost:
+        key = min(state.lost)
+        return f"no session ran ({len(state.lost)} lost; first {key}: {state.lost[key]})"
+    config = state.config
+    chosen = {"--templates": config.templates, "--family": config.family, "--mode": config.mode,
+              "--corpus": config.corpus, "--only-failing": config.only_failing}
+    flags = ", ".join(f"{flag} {value!r}" for flag, value in chosen.items() if value)
+    return f"no session matches the selection ({flags or 'none'})"
 
 
 def write_store(state: SweepState) -> Path:
@@ -217,21 +322,18 @@ def write_store(state: SweepState) -> Path:
     final = out / store.STORE_NAME
     partial = out / f"{store.STORE_NAME}.partial-{os.getpid()}"
     partial.unlink(missing_ok=True)
-    payloads = [state.payloads[key] for key in sorted(state.payloads)]
-    revision = next((payload["parser_revision"] for payload in payloads), "")
-    workers = sorted({payload["worker"] for payload in payloads})
-    sessions = sorted((payload["session"] for payload in payloads), key=lambda record: record["session_id"])
-    rows = sorted(
-        (row for payload in payloads for row in payload["rows"]),
-        key=lambda row: (row["case_id"], row["chunking"]),
-    )
-    connection = store.connect(partial)
+    revision = next(iter(state.revisions.values()), "")
+    assert state.spool is not None
     try:
-        lost = [f"{key}: {why}" for key, why in sorted(state.lost.items())]
-        store.write_stamp(connection, make_stamp(state.config, revision, lost, workers))
-        store.write_sessions(connection, sessions)
-        store.write_rows(connection, rows)
-    finally:
-        connection.close()
+        connection = store.connect(partial)
+        try:
+            lost = [f"{key}: {why}" for key, why in sorted(state.lost.items())]
+            store.write_stamp(connection, make_stamp(state.config, revision, lost))
+            state.spool.write(connection)
+        finally:
+            connection.close()
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     partial.replace(final)
     return final

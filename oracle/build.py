@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from oracle.pins import pin_of, resolve_version
-from oracle.source import cache_lock, ensure_source, version_dir
+from templates.pins import pin_of, resolve_version
+from templates.upstream import cache_lock, ensure_source, version_dir
 
 TARGET = "chatparity-oracle"
 PACKAGE_DIR = Path(__file__).resolve().parent

@@ -11,15 +11,18 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-from harness.readings import Message, Reading, Rejection
+from chatparity.model import Message, Reading, Rejection
 from oracle.build import ensure_binary
-from oracle.pins import resolve_version
+from templates.pins import resolve_version
 
 STDERR_TAIL_LINES = 20
+BINARY_ENV = "CHATPARITY_ORACLE_BINARY"
 
 
 class OracleError(RuntimeError):
@@ -87,6 +90,25 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+def write_within(fd: int, data: bytes, deadline: float) -> bool:
+    """Write all of `data` to a non-blocking pipe before the monotonic `deadline`; False when time ran out.
+
+    OSError (a closed pipe) propagates."""
+    view = memoryview(data)
+    while view:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        _, ready, _ = select.select([], [fd], [], remaining)
+        if not ready:
+            continue
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            continue
+    return True
+
+
 def byte_offsets(text: str, boundaries: list[int]) -> list[int]:
     """Code-point offsets into `text` as UTF-8 byte offsets (which never fall inside a sequence)."""
     previous = -1
@@ -142,30 +164,49 @@ class Oracle:
         """Render a session (the fields of Session.render_request()); raises OracleError if the template fails."""
         with self._lock:
             response = self.request({**request, "op": "render"})
+            with self._malformed("render", response):
+                fields = {name: response[name] for name in Render.__dataclass_fields__ if name != "handle"}
+                child_handle = response["handle"]
             handle = next(self._handles)
             self._render_requests[handle] = dict(request)
-            self._child_handles[handle] = response["handle"]
-        fields = {name: response[name] for name in Render.__dataclass_fields__ if name != "handle"}
+            self._child_handles[handle] = child_handle
         return Render(**fields, handle=handle)
 
     def parse(self, handle: int, text: str, partial: bool = False) -> Reading:
         """Read a reply (finished, or cut when `partial`): a Message, or a Rejection when llama.cpp throws."""
         response = self._handle_request(handle, {"op": "parse", "text": text, "is_partial": partial})
-        return reading_of(response["reading"])
+        with self._malformed("parse", response):
+            return reading_of(response["reading"])
 
     def stream(self, handle: int, text: str, boundaries: list[int]) -> StreamReading:
         """Read a reply as llama-server streams it, cut at increasing code-point offsets, then finished."""
         offsets = byte_offsets(text, boundaries)
         response = self._handle_request(handle, {"op": "stream", "text": text, "boundaries": offsets})
-        steps, final = response["steps"], response["final"]
-        return StreamReading(
-            partials=[reading_of(step["reading"]) for step in steps],
-            diffs=[step["diffs"] for step in steps],
-            final=reading_of(final["reading"]),
-            final_diffs=final["diffs"],
-            diff_errors=[step["diff_error"] for step in steps],
-            final_diff_error=final["diff_error"],
-        )
+        with self._malformed("stream", response):
+            steps, final = response["steps"], response["final"]
+            if len(steps) != len(boundaries):
+                raise ValueError(f"{len(steps)} steps for {len(boundaries)} boundaries")
+            return StreamReading(
+                partials=[reading_of(step["reading"]) for step in steps],
+                diffs=[step["diffs"] for step in steps],
+                final=reading_of(final["reading"]),
+                final_diffs=final["diffs"],
+                diff_errors=[step["diff_error"] for step in steps],
+                final_diff_error=final["diff_error"],
+            )
+
+    @contextmanager
+    def _malformed(self, op: str, response: dict[str, Any]) -> Iterator[None]:
+        """An answer missing its fields as OracleCrashed (the child is restarted for the next request)."""
+        try:
+            yield
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            with self._lock:
+                self._kill()
+            raise OracleCrashed(
+                f"oracle answered {op!r} with a malformed response ({type(error).__name__}: {error}): "
+                f"{json.dumps(response)[:200]}"
+            ) from None
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Send one raw protocol request and return its response; raises OracleError on an error response."""
@@ -203,7 +244,8 @@ class Oracle:
             self._ensure_child()
             if handle not in self._child_handles:
                 rendered = self.request({**self._render_requests[handle], "op": "render"})
-                self._child_handles[handle] = rendered["handle"]
+                with self._malformed("render", rendered):
+                    self._child_handles[handle] = rendered["handle"]
             return self.request({**payload, "handle": self._child_handles[handle]})
 
     def _ensure_child(self) -> subprocess.Popen[bytes]:
@@ -211,11 +253,13 @@ class Oracle:
         if self._process is not None and self._process.poll() is None:
             return self._process
         self._kill()
-        binary = self._binary or ensure_binary(self.version)
+        binary = self._binary or os.environ.get(BINARY_ENV) or ensure_binary(self.version)
         env = {**os.environ, "TZ": "UTC"}
         process = subprocess.Popen(
             [str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
         )
+        assert process.stdin is not None
+        os.set_blocking(process.stdin.fileno(), False)
         self._stderr_tail.clear()
         self._stderr_thread = threading.Thread(target=self._drain_stderr, args=(process,), daemon=True)
         self._stderr_thread.start()
@@ -253,23 +297,32 @@ class Oracle:
         op = payload.get("op")
         line = json.dumps({**payload, "id": request_id}, ensure_ascii=False).encode("utf-8", "surrogatepass")
         assert process.stdin is not None and process.stdout is not None
+        deadline = time.monotonic() + self.timeout
         try:
-            process.stdin.write(line + b"\n")
-            process.stdin.flush()
-        except (BrokenPipeError, OSError):
+            written = write_within(process.stdin.fileno(), line + b"\n", deadline)
+        except OSError:
             raise self._crashed(op) from None
-        response_line = self._read_line(process, op)
-        response = json.loads(response_line)
-        if response.get("id") != request_id:
+        if not written:
             self._kill()
-            raise OracleError(f"oracle answered request {response.get('id')} to request {request_id} ({op!r})")
+            raise OracleTimeout(f"oracle {op!r} request took over {self.timeout:g}s; the oracle was restarted")
+        response_line = self._read_line(process, op, deadline)
+        try:
+            response = json.loads(response_line)
+        except ValueError:
+            self._kill()
+            raise OracleCrashed(
+                f"oracle answered {op!r} with a line that is not JSON: {response_line[:200]!r}"
+            ) from None
+        if not isinstance(response, dict) or response.get("id") != request_id:
+            self._kill()
+            got = response.get("id") if isinstance(response, dict) else response
+            raise OracleCrashed(f"oracle answered request {request_id} ({op!r}) with the id {got!r}")
         return response
 
-    def _read_line(self, process: subprocess.Popen[bytes], op: Any) -> bytes:
-        """The next line the child writes, or OracleTimeout / OracleCrashed."""
+    def _read_line(self, process: subprocess.Popen[bytes], op: Any, deadline: float) -> bytes:
+        """The next line the child writes before the deadline, or OracleTimeout / OracleCrashed."""
         assert process.stdout is not None
         fd = process.stdout.fileno()
-        deadline = time.monotonic() + self.timeout
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -291,13 +344,15 @@ class Oracle:
         code = None
         if process is not None:
             try:
-                code = process.wait(timeout=5)
+                code = process.wait(timeout=1)
             except subprocess.TimeoutExpired:
                 pass
         self._kill()
         if self._stderr_thread is not None:
             self._stderr_thread.join(timeout=1)
-        if code is not None and code < 0:
+        if code is None:
+            how = "closed its output (killed)"
+        elif code < 0:
             how = f"killed by {signal_name(-code)}"
         else:
             how = f"exited with status {code}"

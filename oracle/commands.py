@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from corpora.sessions import PINNED_NOW
-from oracle.build import BuildError, ensure_binary
+from chatparity.model import PINNED_NOW
+from oracle.build import BuildError, binary_path, ensure_binary
 from oracle.client import Oracle, OracleError
-from oracle.pins import PinError, resolve_version
-from oracle.source import SourceError, ensure_source
+from templates.pins import DEFAULT_VERSION, PinError, pin_of, resolve_version
+from templates.upstream import SourceError, ensure_source
 
 DEMO_MESSAGES = [{"role": "user", "content": "What is the weather in Paris?"}]
 DEMO_TOOLS = [{
@@ -82,6 +82,22 @@ def render_demo(oracle: Oracle, template: Path, args: argparse.Namespace) -> str
     return "\n".join(lines)
 
 
+def pinned_info(version: str) -> dict[str, str]:
+    """What the pins say of an oracle that is not built yet (building it takes minutes, so `info` does not)."""
+    pin = pin_of(version)
+    return {
+        "llama_cpp_python_version": version,
+        "llama_cpp_commit": pin.llama_cpp_commit,
+        "sdist_sha256": pin.sdist_sha256,
+        "built": f"no: `chatparity oracle build --version {version}` builds it",
+    }
+
+
+def pinned() -> str:
+    """The default pin in one line: llama-cpp-python version and the llama.cpp commit it vendors."""
+    return f"llama-cpp-python {DEFAULT_VERSION}, llama.cpp {pin_of(DEFAULT_VERSION).llama_cpp_commit}"
+
+
 def main(argv: list[str], prog: str = "chatparity oracle") -> int:
     """Run `chatparity oracle build|info|render`."""
     args = parser(prog).parse_args(argv)
@@ -89,6 +105,9 @@ def main(argv: list[str], prog: str = "chatparity oracle") -> int:
     try:
         if args.command == "build":
             print(ensure_binary(version))
+            return 0
+        if args.command == "info" and not binary_path(version).exists():
+            print(json.dumps(pinned_info(version), indent=2))
             return 0
         with Oracle(version=version) as oracle:
             if args.command == "info":

@@ -1,7 +1,8 @@
 """reply: read a model's reply exactly as llama.cpp (llama-server) reads it, in pure Python.
 
     import reply
-    reader = reply.open(session)          # Unsupported when no syntax reads the template
+    reader = reply.open(session)          # Unsupported when no syntax reads the template (RenderFailed
+                                          # when one does but jinja2 cannot render the session)
     message = reader.parse(text)          # Rejected when llama.cpp would refuse the finished reply
     stream = reader.stream()
     for chunk in chunks:
@@ -16,17 +17,20 @@ bad_syntax, unknown_action, bad_args, cut_off).
 
 How it works. `routes.py` replays llama.cpp's routing of a template (its specialized parsers first, else
 the differential autoparser). `analysis.py` replays the autoparser's reasoning-marker analysis with
-jinja2 probe renders (`templating.py`). Each syntax builds the same PEG grammar llama.cpp builds
+jinja2 probe renders (`rendering.py`). Each syntax builds the same PEG grammar llama.cpp builds
 (`peg.py` is llama.cpp's PEG engine, `chat.py` its chat tags and AST-to-message mapper, `autoparser.py`
 its generic grammar), so finished replies read exactly as llama.cpp reads them. A stream re-runs the
 grammar after every chunk, but `peg.py` memoizes every result that never looked at the end of the input
 and resumes long scans and repetitions, so a feed only reads the new text (linear work in the reply).
 
 Streams and cut-off replies (`parse(text, partial=True)`) show what llama-server shows after streaming
-the text character by character, with two rules on top: the start of a marker still arriving at the end
-is held back until it resolves, and a read that would take back what was shown is not shown (where
-llama.cpp would fail to diff). A read that shows nothing (a failed or empty read) keeps what the last
-character-by-character read showed (`reader.Replay`), so what is shown never depends on the chunking.
+the text character by character, with rules on top that keep a stream's promises (README, "Streams keep
+their promises"): the start of a marker still arriving at the end is held back until it resolves, a call's
+arguments show only up to their last closable point (`promises.py`), and a read that would take back what
+was shown is not shown (where llama.cpp would fail to diff). A read that shows nothing (a failed or empty
+read) keeps what the last character-by-character read showed (`reader.Replay`), so what is shown never
+depends on the chunking; a finished read that would drop a shown call, or carries arguments that are not a
+JSON object, finishes as the stream showed it, arguments closed into an object and `bad_args` reported.
 
 Adding a syntax: write one module `reply/syntaxes/<name>.py` defining
 
@@ -39,17 +43,24 @@ Adding a syntax: write one module `reply/syntaxes/<name>.py` defining
 - `build(builder, template, request) -> Parser`: the grammar, ported from llama.cpp's
   common/parsers/<route>.cpp or built with `autoparser.build` from a `ToolFormat`;
 - `call_starts(template, request) -> list[str]`: where a call starts (for problems);
-- `order`: detection order among syntaxes of the same route (lower first).
-The registry (`syntaxes/__init__.py`) imports every module of the package; nothing else changes. Then
-add its templates to SYNTAX_TEMPLATES (tests/reply_support.py) and run tests/test_reply_oracle.py, which
-compares it with the oracle on those templates, whole and per-character streamed.
+- `order`: detection order among syntaxes of the same route (lower first);
+- `mapper(text, nodes) -> Mapped` (optional): the AST-to-message mapper, where llama.cpp uses its own
+  (gemma4, minimax_m3); by default common_chat_peg_mapper (`chat.Mapper`);
+- `held_markers(template, request) -> list[str]` (optional): the markers whose start a partial read holds
+  back at its end; by default the thinking tags and call starts. A port whose scans already stop before a
+  marker's start names only those llama.cpp would otherwise show and then take back.
+The registry (`syntaxes/__init__.py`) imports every module of the package. Then set the `syntax` of its
+templates in templates/families.json and run `chatparity templates rebuild`: tests/test_reply_oracle.py takes
+every template the index assigns to an implemented syntax and reads it through the harness's own runner (the
+sweep's comparison with the oracle), whole and per-character streamed. Hand-made replies for one syntax go in
+tests/test_reply_<name>.py (see the README's "Adding a syntax").
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from reply.messages import Message, Problem, Rejected, ToolCall, Unsupported
+from reply.messages import Message, Problem, Rejected, RenderFailed, ToolCall, Unsupported
 from reply.reader import Reader, Stream, open_reader
 
 
@@ -58,4 +69,4 @@ def open(session: Any) -> Reader:
     return open_reader(session)
 
 
-__all__ = ["Message", "Problem", "Reader", "Rejected", "Stream", "ToolCall", "Unsupported", "open"]
+__all__ = ["Message", "Problem", "Reader", "Rejected", "RenderFailed", "Stream", "ToolCall", "Unsupported", "open"]

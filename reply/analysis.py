@@ -9,13 +9,23 @@ from functools import lru_cache
 from typing import Any
 
 from reply.chat import ChatBuilder
-from reply.peg import Arena, Context, Status
-from reply.templating import render
+from reply.peg import Arena, Context, Parser, Status
+from reply.rendering import render
 
 USER_MSG = "U_USER_MSG Hello END_U"
 ASSISTANT_MSG = "A_ASST_MSG I can help END_A"
 THINKING = "REASON_PART I am thinking END_R"
 SPACE = " \t\n\v\f\r"
+GRANITE_THINKING = ("Write your thoughts between <think></think> and write your response between "
+                    "<response></response>")
+NEMOTRON_V2 = ("<SPECIAL_10>", "<SPECIAL_11>", "<SPECIAL_12>", "<TOOL_RESPONSE>")
+FUNCTIONARY_V31 = 'set has_code_interpreter = tools | selectattr("type", "equalto", "code_interpreter") | list | length > 0'
+SCOPE_FUNCTIONS = ("FFF_FIRST_FUN_F", "SSS_SECOND_FUN_S")
+SCOPE_TOOLS = [{"type": "function", "function": {
+    "name": name, "description": "Test function", "parameters": {
+        "type": "object", "required": [],
+        "properties": {"AA_ARG_FST_AA": {"type": "string"}, "BB_ARG_SND_BB": {"type": "string"}}}}}
+    for name in SCOPE_FUNCTIONS]
 
 
 def trim_whitespace(text: str) -> str:
@@ -149,26 +159,13 @@ def diff_split(left: str, right: str) -> Diff:
 def _tagged_anywhere(text: str, wrapped: bool) -> dict[str, str] | None:
     """The reasoning probe parsers of compare_reasoning_presence, tried at every start position."""
     b = ChatBuilder()
-    marker = b.choice(b.seq("<", b.until(">"), ">"), b.seq("[", b.until("]"), "]"))
+    marker = _marker(b)
     if wrapped:
         root = b.seq(b.tag("pre", b.seq(marker, b.space())), THINKING,
                      b.tag("post", b.seq(b.space(), marker, b.space())), b.rest())
     else:
         root = b.seq(THINKING, b.space(), b.optional(b.tag("post", b.seq(marker, b.space()))), b.rest())
-    arena = Arena(root)
-    for start in range(len(text)):
-        ctx = Context(text, lenient=False)
-        result = arena.at(root, ctx, start)
-        if result.status is Status.SUCCESS:
-            tags: dict[str, str] = {}
-            stack = list(result.nodes)
-            while stack:
-                node = stack.pop(0)
-                if node.tag:
-                    tags[node.tag] = text[node.start:node.end]
-                stack[0:0] = list(node.children)
-            return tags
-    return None
+    return _first_match(text, root)
 
 
 @dataclass(frozen=True)
@@ -215,12 +212,140 @@ def analyze_reasoning(source: str, bos: str, eos: str) -> Reasoning:
     on = _apply(source, bos, eos, [user], True, True)
     if off is not None and on is not None:
         start, end = _thinking_enabled(off, on, start, end)
+    if "tool_calls" in source:
+        start, end = _reasoning_scope(source, bos, eos, start, end)
     if ("content.split('</think>')" in source and "reasoning_content" not in source
             and "<SPECIAL_12>" not in source and not (start or end)):
         start, end = "<think>", "</think>"
     if "laguna_glm_thinking" in source:
         start, end = trim_whitespace(start), trim_whitespace(end)
+    if all(marker in source for marker in NEMOTRON_V2):
+        start, end = "<think>\n", "</think>"
+    if GRANITE_THINKING in source:
+        start, end = "<think>", "</think>"
     return Reasoning(start, end)
+
+
+@dataclass(frozen=True)
+class Content:
+    """Markers the analysis finds around content; `always` when every content is wrapped in them
+    (llama.cpp's content_mode ALWAYS_WRAPPED with both markers)."""
+
+    start: str = ""
+    end: str = ""
+    wrapped: bool = False
+
+    @property
+    def always(self) -> bool:
+        """Content is always wrapped in start … end."""
+        return self.wrapped and bool(self.start) and bool(self.end)
+
+
+UNWRAPPED = Content()
+COHERE_WRAP = ("<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>")
+
+
+@lru_cache(maxsize=128)
+def analyze_content(source: str, bos: str, eos: str) -> Content:
+    """analyze_content: markers the template writes around an answer but not around a call or a thought,
+    then the template workarounds (Granite 3.3, Command R+, Functionary 3.1, Nemotron Nano v2)."""
+    content = _content_markers(source, bos, eos, analyze_reasoning(source, bos, eos))
+    if GRANITE_THINKING in source:
+        content = Content("<response>", "</response>", wrapped=False)
+    if all(tag in source for tag in COHERE_WRAP) and not content.start:
+        content = Content(*COHERE_WRAP, wrapped=True)
+    if FUNCTIONARY_V31 in source:
+        content = Content(content.start, "", wrapped=False)
+    if all(marker in source for marker in NEMOTRON_V2):
+        content = UNWRAPPED
+    return content
+
+
+def _content_markers(source: str, bos: str, eos: str, reasoning: Reasoning) -> Content:
+    user = {"role": "user", "content": USER_MSG}
+    plain = {"role": "assistant", "content": ASSISTANT_MSG}
+    call = {"id": "call00001", "type": "function", "function": {"name": "test_func", "arguments": {"arg1": "value1"}}}
+    with_call = {"role": "assistant", "content": "", "tool_calls": [call]}
+    with_thought = {"role": "assistant", "content": "", "reasoning_content": THINKING}
+    base = _apply(source, bos, eos, [user, plain], False, True, SCOPE_TOOLS)
+    called = _apply(source, bos, eos, [user, with_call], False, True, SCOPE_TOOLS)
+    thought = _apply(source, bos, eos, [user, with_thought], False, True, SCOPE_TOOLS)
+    if base is None or called is None or thought is None:
+        return UNWRAPPED
+    diff_tools, diff_reasoning = diff_split(base, called), diff_split(base, thought)
+    if trim_whitespace(diff_tools.left) == ASSISTANT_MSG:
+        b = ChatBuilder()
+        only_text = b.seq(b.space(), diff_reasoning.left, b.space(), b.optional(_marker(b)), b.space(), b.end())
+        if Arena(only_text).parse(Context(diff_reasoning.left, lenient=False)).status is Status.SUCCESS:
+            return UNWRAPPED
+        if reasoning.found and reasoning.end:
+            b = ChatBuilder()
+            after_thought = b.seq(reasoning.end, b.space(), ASSISTANT_MSG)
+            if _first_match(diff_reasoning.left, after_thought) is not None:
+                return UNWRAPPED
+    rdiff = diff_reasoning.left
+    if reasoning.end and reasoning.end in rdiff:
+        rdiff = rdiff[rdiff.index(reasoning.end) + len(reasoning.end):]
+    pure = rdiff if len(rdiff) > len(diff_tools.left) else diff_tools.left
+    b = ChatBuilder()
+    marker = _marker(b)
+    wrapped = b.seq(b.tag("pre", b.seq(marker, b.space())), ASSISTANT_MSG, b.space(),
+                    b.tag("post", b.seq(marker, b.space())), b.rest())
+    tags = _first_match(pure, wrapped) or {}
+    start, end = tags.get("pre", ""), tags.get("post", "")
+    return Content(start, end, wrapped=bool(start or end))
+
+
+def _marker(b: ChatBuilder) -> Parser:
+    """A <…> or […] marker."""
+    return b.choice(b.seq("<", b.until(">"), ">"), b.seq("[", b.until("]"), "]"))
+
+
+def _scope_call() -> dict[str, Any]:
+    """The assistant turn of compare_reasoning_scope: reasoning and one call, no content."""
+    call = {"id": "call00001", "type": "function",
+            "function": {"name": SCOPE_FUNCTIONS[0], "arguments": {"AA_ARG_FST_AA": "VVVV", "BB_ARG_SND_BB": "XXXX"}}}
+    return {"role": "assistant", "content": None, "reasoning_content": THINKING, "tool_calls": [call]}
+
+
+def _reasoning_scope(source: str, bos: str, eos: str, start: str, end: str) -> tuple[str, str]:
+    """compare_reasoning_scope: reasoning the template writes only beside tool calls (TOOLS_ONLY)."""
+    user = {"role": "user", "content": USER_MSG}
+    thought = {"role": "assistant", "content": ASSISTANT_MSG, "reasoning_content": THINKING}
+    out_a = _apply(source, bos, eos, [user, thought], False, True, SCOPE_TOOLS)
+    out_b = _apply(source, bos, eos, [user, _scope_call()], False, True, SCOPE_TOOLS)
+    if out_a is None or out_b is None or THINKING in out_a or THINKING not in out_b:
+        return start, end
+    b = ChatBuilder()
+    marker = _marker(b)
+    wrapped = b.seq(b.tag("pre", b.seq(marker, b.space())), THINKING, b.space(),
+                    b.tag("post", b.seq(marker, b.space())))
+    tags = _first_match(out_b, wrapped)
+    if tags is not None:
+        return tags.get("pre", ""), tags.get("post", "")
+    b = ChatBuilder()
+    marker = _marker(b)
+    tags = _first_match(out_b, b.seq(THINKING, b.space(), b.optional(b.tag("post", b.seq(marker, b.space())))))
+    if tags is not None:
+        return start, tags.get("post", "")
+    return "", ""
+
+
+def _first_match(text: str, root: Parser) -> dict[str, str] | None:
+    """The tags of the first position where root matches (parse_anywhere_and_extract)."""
+    arena = Arena(root)
+    for pos in range(len(text)):
+        result = arena.at(root, Context(text, lenient=False), pos)
+        if result.status is Status.SUCCESS:
+            tags: dict[str, str] = {}
+            stack = list(result.nodes)
+            while stack:
+                node = stack.pop(0)
+                if node.tag:
+                    tags[node.tag] = text[node.start:node.end]
+                stack[0:0] = list(node.children)
+            return tags
+    return None
 
 
 def _thinking_enabled(out_a: str, out_b: str, start: str, end: str) -> tuple[str, str]:

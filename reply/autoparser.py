@@ -3,11 +3,11 @@ markers a syntax module reads off its template: reasoning, then content, then th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
-from reply.analysis import Reasoning, trim_whitespace
-from reply.chat import ChatBuilder
+from reply.analysis import UNWRAPPED, Content, Reasoning, trim_whitespace
+from reply.chat import ChatBuilder, JsonLayout
 from reply.peg import Parser
 from reply.request import Request
 from reply.schema import parameters
@@ -41,6 +41,7 @@ class ToolFormat:
     arg_value_prefix: str = ""
     arg_value_suffix: str = ""
     tolerate_intertag_whitespace: bool = False
+    json: JsonLayout = field(default_factory=JsonLayout)
 
     @property
     def trigger(self) -> str:
@@ -58,34 +59,44 @@ def reasoning_parser(b: ChatBuilder, reasoning: Reasoning, extracting: bool) -> 
     return b.optional(b.seq(body, b.optspace(reasoning.end)))
 
 
-def build(b: ChatBuilder, req: Request, reasoning: Reasoning, fmt: ToolFormat | None) -> Parser:
-    """autoparser::build_parser: generation-prompt prefix, then reasoning, content and calls."""
+def build(b: ChatBuilder, req: Request, reasoning: Reasoning, fmt: ToolFormat | None,
+          content: Content = UNWRAPPED) -> Parser:
+    """autoparser::build_parser: generation-prompt prefix, then reasoning, content (inside its markers when the
+    template always wraps it) and calls."""
     extracting = req.extract_reasoning and reasoning.found
     think = reasoning_parser(b, reasoning, extracting)
     pure_content = not reasoning.found
     if fmt is not None and req.use_tools:
-        body = _tools(b, req, fmt, think)
+        body = _tools(b, req, fmt, think, content)
         pure_content = False
+    elif content.always:
+        inner = b.seq(content.start, b.content(b.until(content.end)), content.end, b.end())
+        body = b.seq(think if extracting else b.content(b.until(content.start)), inner)
     else:
         body = b.seq(think, b.content(b.rest()), b.end())
     prefix = b.prefix(req.generation_prompt, trim_whitespace(reasoning.start))
     return b.seq(prefix, body) if pure_content else b.seq(prefix, b.space(), body)
 
 
-def _tools(b: ChatBuilder, req: Request, fmt: ToolFormat, think: Parser) -> Parser:
+def _tools(b: ChatBuilder, req: Request, fmt: ToolFormat, think: Parser, content: Content) -> Parser:
     if fmt.mode is ToolMode.JSON_NATIVE:
-        return _json_native(b, req, fmt, think)
+        return _json_native(b, req, fmt, think, content)
     if fmt.mode is ToolMode.TAG_WITH_JSON:
         return _tag_json(b, req, fmt, think)
     return _tag_tagged(b, req, fmt, think)
 
 
-def _json_native(b: ChatBuilder, req: Request, fmt: ToolFormat, think: Parser) -> Parser:
+def _json_native(b: ChatBuilder, req: Request, fmt: ToolFormat, think: Parser, content: Content) -> Parser:
     if not fmt.section_start and fmt.per_call_start:
-        single = b.flat_json_tools(fmt.per_call_start, fmt.per_call_end, req.tools, req.parallel, req.required)
+        single = b.standard_json_tools(fmt.per_call_start, fmt.per_call_end, req.tools, req.parallel, req.required,
+                                       fmt.json)
         calls = b.rule("tool-calls", b.one_or_more(b.seq(single, b.space())))
     else:
-        calls = b.flat_json_tools(fmt.section_start, fmt.section_end, req.tools, req.parallel, req.required)
+        calls = b.standard_json_tools(fmt.section_start, fmt.section_end, req.tools, req.parallel, req.required,
+                                      fmt.json)
+    if content.always:
+        wrapped = b.optional(b.seq(content.start, b.content(b.until(content.end)), content.end))
+        return b.seq(think, wrapped, calls, b.end())
     start = fmt.section_start or fmt.per_call_start or "{"
     return b.seq(think, b.optional(b.content(b.until(start))), calls, b.end())
 

@@ -3,9 +3,9 @@ mapper that turns a parse's AST into a message."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import lru_cache
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from reply.peg import SPACE, Builder, Node, Parser
@@ -144,26 +144,97 @@ class ChatBuilder(Builder):
 
         return remaining((1 << len(parsers)) - 1)
 
-    def flat_json_tools(self, section_start: str, section_end: str, tools: list[dict[str, Any]],
-                        parallel: bool, force: bool, name_key: str = "name",
-                        args_key: str = "arguments") -> Parser:
-        """standard_json_tools for the flat {"name": …, "arguments": {…}} layout."""
+    def standard_json_tools(self, section_start: str, section_end: str, tools: list[dict[str, Any]],
+                            parallel: bool, force: bool, layout: JsonLayout) -> Parser:
+        """standard_json_tools: JSON calls in any of llama.cpp's layouts (flat keys, name as key, an id field,
+        a field order, a [...] list) between the section markers."""
         if not tools:
             return self.eps()
         choices = []
         for tool in tools:
             name = tool["function"]["name"]
-            name_part = self.seq(f'"{name_key}"', self.space(), ":", self.space(),
-                                 self.atomic(self.seq('"', self.tool_name(self.lit(name)), '"')))
-            args_part = self.seq(f'"{args_key}"', self.space(), ":", self.space(), self.tool_args(self.json()))
-            body = self.seq(self.tool_open(self.lit("{")), self.space(), name_part, self.space(), ",",
-                            self.space(), args_part, self.space(), self.tool_close(self.lit("}")))
+            if layout.fun_name_is_key:
+                body = self._json_name_is_key(name, layout)
+            else:
+                body = self._json_flat_keys(name, layout)
             choices.append(self.rule(f"tool-{name}", self.tool(body)))
         calls = self.choice(*choices)
         if parallel:
             calls = self.seq(calls, self.zero_or_more(self.seq(self.space(), ",", self.space(), calls)))
+        if layout.array_wrapped:
+            calls = self.seq("[", self.space(), calls, self.space(), "]")
         section = self.rule("tool-call", self.seq(section_start, self.space(), calls, self.space(), section_end))
         return section if force else self.optional(section)
+
+    def _json_id(self, key: str, numbers: bool) -> Parser:
+        """An id field: a JSON string, or (where llama.cpp allows it) a number."""
+        quoted = self.seq('"', self.tool_id(self.string_content('"')), '"')
+        value = self.choice(quoted, self.tool_id(self.json_number())) if numbers else quoted
+        return self.atomic(self.seq(f'"{key}"', self.space(), ":", self.space(), value))
+
+    def _json_name_is_key(self, name: str, layout: JsonLayout) -> Parser:
+        """build_json_tools_function_is_key: {"name": {…arguments…}}."""
+        fields: list[Parser] = []
+        if layout.id_field:
+            fields.append(self.optional(self.seq(self._json_id(layout.id_field, False), self.space(),
+                                                 self.optional(self.seq(",", self.space())))))
+        if layout.gen_id_field:
+            fields.append(self.optional(self.seq(self._json_id(layout.gen_id_field, True), self.space(),
+                                                 self.optional(self.seq(",", self.space())))))
+        args = self.tool_args(self.json())
+        if layout.args_key:
+            args = self.seq(f'"{layout.args_key}"', self.space(), ":", self.space(), args)
+        fields.append(args)
+        if not layout.args_key and len(fields) == 1:
+            inner = fields[0]
+        else:
+            parts: list[Parser] = [self.lit("{"), self.space()]
+            for i, part in enumerate(fields):
+                parts.append(part)
+                if i < len(fields) - 1:
+                    parts.append(self.space())
+            inner = self.seq(*parts, self.space(), "}")
+        return self.seq(self.tool_open(self.lit("{")), self.space(), '"', self.tool_name(self.lit(name)), '"',
+                        self.space(), ":", self.space(), inner, self.space(), self.tool_close(self.lit("}")))
+
+    def _json_flat_keys(self, name: str, layout: JsonLayout) -> Parser:
+        """build_json_tools_flat_keys: name, arguments and optional ids, in the template's field order."""
+        name_key = layout.name_key or "name"
+        args_key = layout.args_key or "arguments"
+        fields = [
+            (self.seq(f'"{name_key}"', self.space(), ":", self.space(),
+                      self.atomic(self.seq('"', self.tool_name(self.lit(name)), '"'))), name_key),
+            (self.seq(f'"{args_key}"', self.space(), ":", self.space(), self.tool_args(self.json())), args_key),
+        ]
+        if layout.id_field:
+            fields.append((self.optional(self._json_id(layout.id_field, True)), layout.id_field))
+        if layout.gen_id_field:
+            fields.append((self.optional(self._json_id(layout.gen_id_field, True)), layout.gen_id_field))
+        order = list(layout.parameter_order)
+        fields.sort(key=lambda pair: order.index(pair[1]) if pair[1] in order else len(order))
+        parts: list[Parser] = [self.tool_open(self.lit("{")), self.space()]
+        if layout.openai_wrapper:
+            parts.append(self.optional(self.seq('"type"', self.space(), ":", self.space(), '"function"', self.space(),
+                                                ",", self.space())))
+        for i, (part, _) in enumerate(fields):
+            parts.append(part)
+            if i < len(fields) - 1:
+                parts += [self.space(), self.lit(","), self.space()]
+        return self.seq(*parts, self.space(), self.tool_close(self.lit("}")))
+
+
+@dataclass(frozen=True)
+class JsonLayout:
+    """How a JSON call object is laid out (llama.cpp's tool_format_analysis JSON fields)."""
+
+    name_key: str = "name"
+    args_key: str = "arguments"
+    array_wrapped: bool = False
+    fun_name_is_key: bool = False
+    id_field: str = ""
+    gen_id_field: str = ""
+    parameter_order: tuple[str, ...] = ()
+    openai_wrapper: bool = False
 
 
 def tool_parameters(function: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +263,7 @@ def json_brace_depth(text: str) -> int:
 
 def escape_inner(text: str) -> str:
     """JSON-escape a string without its quotes (nlohmann's dump: non-ASCII kept)."""
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return encode_basestring(text)[1:-1]
 
 
 def normalize_quotes_to_json(text: str) -> str:
@@ -355,7 +426,7 @@ class Mapper:
         elif tag == TOOL_ARG_OPEN:
             self.closing_quote = False
         elif tag == TOOL_ARG_NAME and self.current is not None:
-            entry = ("," if self.arg_count else "") + json.dumps(trim_one_lead(text), ensure_ascii=False) + ":"
+            entry = ("," if self.arg_count else "") + encode_basestring(trim_one_lead(text)) + ":"
             self.arg_count += 1
             if not self._target():
                 self._target_set("{")

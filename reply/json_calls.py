@@ -10,13 +10,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from reply import autoparser
-from reply.analysis import ASSISTANT_MSG, USER_MSG, Reasoning, analyze_reasoning, diff_split, trim_whitespace
-from reply.chat import ChatBuilder
+import reply.autoparser as autoparser
+from reply.analysis import (
+    ASSISTANT_MSG,
+    UNWRAPPED,
+    USER_MSG,
+    Content,
+    Reasoning,
+    analyze_reasoning,
+    diff_split,
+    trim_whitespace,
+)
+from reply.autoparser import ToolFormat, ToolMode
+from reply.chat import ChatBuilder, JsonLayout
 from reply.peg import Parser
+from reply.rendering import render
 from reply.request import Request
 from reply.template import Template
-from reply.templating import render
 
 FUN_FIRST, FUN_SECOND = "FFF_FIRST_FUN_F", "SSS_SECOND_FUN_S"
 ARG_FIRST, ARG_SECOND = "AA_ARG_FST_AA", "BB_ARG_SND_BB"
@@ -82,6 +92,19 @@ class JsonCalls:
     def tool_start(self) -> str:
         """Where content stops."""
         return self.section_start or self.per_call_start or "{"
+
+    @property
+    def tool_format(self) -> ToolFormat:
+        """The markers as the autoparser's grammar takes them."""
+        return ToolFormat(ToolMode.JSON_NATIVE, section_start=self.section_start, section_end=self.section_end,
+                          per_call_start=self.per_call_start, per_call_end=self.per_call_end, json=self.layout)
+
+    @property
+    def layout(self) -> JsonLayout:
+        """The call object's layout for the grammar builder."""
+        return JsonLayout(name_key=self.name_field, args_key=self.args_field, array_wrapped=self.array_wrapped,
+                          id_field=self.id_field, gen_id_field=self.gen_id_field,
+                          parameter_order=self.parameter_order, openai_wrapper=self.openai_wrapper)
 
 
 def quoted_in_json(haystack: str, needle: str) -> bool:
@@ -159,55 +182,6 @@ def analyze(template: Template) -> JsonCalls | None:
     return _analyze(template.source, template.bos, template.eos)
 
 
-def _id_value(b: ChatBuilder, key: str) -> Parser:
-    return b.atomic(b.seq(f'"{key}"', b.space(), ":", b.space(),
-                          b.choice(b.seq('"', b.tool_id(b.string_content('"')), '"'), b.tool_id(b.json_number()))))
-
-
-def json_tools(b: ChatBuilder, req: Request, fmt: JsonCalls, section_start: str, section_end: str) -> Parser:
-    """standard_json_tools with flat keys: the calls between the section markers."""
-    if not req.tools:
-        return b.eps()
-    choices = []
-    for tool in req.tools:
-        name = tool["function"]["name"]
-        pairs = [(b.seq(f'"{fmt.name_field}"', b.space(), ":", b.space(),
-                        b.atomic(b.seq('"', b.tool_name(b.lit(name)), '"'))), fmt.name_field),
-                 (b.seq(f'"{fmt.args_field}"', b.space(), ":", b.space(), b.tool_args(b.json())), fmt.args_field)]
-        if fmt.id_field:
-            pairs.append((b.optional(_id_value(b, fmt.id_field)), fmt.id_field))
-        if fmt.gen_id_field:
-            pairs.append((b.optional(_id_value(b, fmt.gen_id_field)), fmt.gen_id_field))
-        order = list(fmt.parameter_order)
-        pairs.sort(key=lambda pair: order.index(pair[1]) if pair[1] in order else len(order))
-        body: list[Parser | str] = [b.tool_open(b.lit("{")), b.space()]
-        if fmt.openai_wrapper:
-            body.append(b.optional(b.seq('"type"', b.space(), ":", b.space(), '"function"', b.space(), ",",
-                                         b.space())))
-        for i, (parser, _) in enumerate(pairs):
-            body.append(parser)
-            if i < len(pairs) - 1:
-                body += [b.space(), ",", b.space()]
-        body += [b.space(), b.tool_close(b.lit("}"))]
-        choices.append(b.rule(f"tool-{name}", b.tool(b.seq(*body))))
-    choice = b.choice(*choices)
-    calls = b.seq(choice, b.zero_or_more(b.seq(b.space(), ",", b.space(), choice))) if req.parallel else choice
-    if fmt.array_wrapped:
-        calls = b.seq("[", b.space(), calls, b.space(), "]")
-    section = b.rule("tool-call", b.seq(section_start, b.space(), calls, b.space(), section_end))
-    return section if req.required else b.optional(section)
-
-
-def build(b: ChatBuilder, req: Request, reasoning: Reasoning, fmt: JsonCalls) -> Parser:
+def build(b: ChatBuilder, req: Request, reasoning: Reasoning, fmt: JsonCalls, content: Content = UNWRAPPED) -> Parser:
     """The autoparser's grammar for JSON calls: prefix, reasoning, content up to the calls, the calls."""
-    if not req.use_tools:
-        return autoparser.build(b, req, reasoning, None)
-    think = autoparser.reasoning_parser(b, reasoning, req.extract_reasoning and reasoning.found)
-    if not fmt.section_start and fmt.per_call_start:
-        single = json_tools(b, req, fmt, fmt.per_call_start, fmt.per_call_end)
-        tools = b.rule("tool-calls", b.one_or_more(b.seq(single, b.space())))
-    else:
-        tools = json_tools(b, req, fmt, fmt.section_start, fmt.section_end)
-    body = b.seq(think, b.optional(b.content(b.until(fmt.tool_start))), tools, b.end())
-    prefix = b.prefix(req.generation_prompt, trim_whitespace(reasoning.start))
-    return b.seq(prefix, b.space(), body)
+    return autoparser.build(b, req, reasoning, fmt.tool_format, content)

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+import chatparity.model as protocol
+
 
 class Problem(str, Enum):
     """Something off about a reply, reported beside the message (never instead of it)."""
@@ -45,7 +47,7 @@ class Message:
         return not (self.reasoning_content or self.content or self.tool_calls)
 
 
-class Rejected(Exception):
+class Rejected(protocol.Rejected):
     """llama.cpp would refuse this finished reply (it throws); `reason` says why, `problems` what is off
     (worked out on first access: diagnosing re-reads the reply)."""
 
@@ -63,5 +65,9 @@ class Rejected(Exception):
         return self._problems
 
 
-class Unsupported(Exception):
+class Unsupported(protocol.Unsupported):
     """No reader for this template (its reply syntax is not implemented)."""
+
+
+class RenderFailed(Unsupported):
+    """A syntax reads the template, but jinja2 cannot render the session (no generation prompt to read from)."""

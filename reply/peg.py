@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+import reply.json_value as json_value
+
 SPACE = frozenset(" \t\n\v\f\r")
 
 
@@ -205,12 +207,20 @@ class Atomic(Parser):
     child: Parser
 
 
+@dataclass(eq=False)
+class Json(Parser):
+    """A JSON value of one kind (value, object, array, bool, null), as llama.cpp's json rules read it."""
+
+    kind: str
+
+
 class Builder:
     """Makes parsers; `+` style helpers mirror common_peg_parser_builder."""
 
     def __init__(self) -> None:
         self.parsers: list[Parser] = []
         self.rules: dict[str, Rule] = {}
+        self.json_parsers: dict[str, Parser] = {}
 
     def add(self, parser: Parser) -> Parser:
         """Register a parser in the arena."""
@@ -327,25 +337,16 @@ class Builder:
 
     def rules_json(self, name: str) -> Parser:
         """One of the JSON value rules (json-object, json-array, json-bool, json-null) by name."""
-        self.json()
-        return self.rules[name]
+        kind = name.removeprefix("json-")
+        if kind not in json_value.KINDS:
+            raise ValueError(f"no JSON rule named {name!r}")
+        if kind not in self.json_parsers:
+            self.json_parsers[kind] = self.add(Json(kind))
+        return self.json_parsers[kind]
 
     def json(self) -> Parser:
-        """A JSON value."""
-
-        def make() -> Parser:
-            ws = self.space()
-            value = self.json()
-            member = self.seq(self.json_string(), ws, ":", ws, value)
-            members = self.seq(member, self.zero_or_more(self.seq(ws, ",", ws, member)))
-            obj = self.rule("json-object", lambda: self.seq("{", ws, self.choice("}", self.seq(members, ws, "}"))))
-            elements = self.seq(value, self.zero_or_more(self.seq(ws, ",", ws, value)))
-            arr = self.rule("json-array", lambda: self.seq("[", ws, self.choice("]", self.seq(elements, ws, "]"))))
-            return self.choice(obj, arr, self.json_string(), self.json_number(),
-                               self.rule("json-bool", lambda: self.choice("true", "false")),
-                               self.rule("json-null", lambda: self.lit("null")))
-
-        return self.rule("json-value", make)
+        """A JSON value (json-value: object, array, string, number, bool or null), read to any depth."""
+        return self.rules_json("json-value")
 
 
 class Arena:
@@ -357,7 +358,7 @@ class Arena:
             Eps: self._eps, End: self._end, Literal: self._literal, Sequence: self._sequence,
             Choice: self._choice, Repeat: self._repeat, Peek: self._peek, Negate: self._negate,
             Any: self._any, Space: self._space, Chars: self._chars, StringContent: self._string,
-            Until: self._until, Rule: self._rule, Tag: self._tag, Atomic: self._atomic,
+            Until: self._until, Rule: self._rule, Tag: self._tag, Atomic: self._atomic, Json: self._json,
         }
 
     def parse(self, ctx: Context) -> Result:
@@ -568,6 +569,17 @@ class Arena:
                 ctx.scans[key] = pos
         ctx.eof = True
         return Result(Status.NEED_MORE if ctx.lenient else Status.SUCCESS, start, size)
+
+    def _json(self, p: Json, ctx: Context, start: int) -> Result:
+        key = (p.id, start)
+        resume = ctx.scans.get(key) if ctx.resumable else None
+        found = json_value.scan(ctx.text, start, p.kind, ctx.lenient, resume)  # type: ignore[arg-type]
+        ctx.examined += found.examined
+        if found.touched_end:
+            ctx.eof = True
+        if ctx.resumable and found.resume is not None:
+            ctx.scans[key] = found.resume
+        return Result(Status(found.status), start, found.end)
 
     def _node(self, ctx: Context, r: Result, rule: str, tag: str) -> Result:
         if r.status is Status.FAIL:

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from reply.chat import REASONING, TOOL_CLOSE, TOOL_OPEN, Mapped
 from reply.messages import Problem
 from reply.peg import Context, Node, Result, Status
+from reply.request import Request
+from reply.syntaxes import Syntax
+from reply.template import Template
 
-if TYPE_CHECKING:
-    from reply.reader import Reader
+
+class Reader(Protocol):
+    """What finding problems needs of a reader: its syntax, template, request and generation prompt."""
+
+    syntax: Syntax
+    template: Template
+    request: Request
+    prefix: str
 
 
 def _walk(nodes: tuple[Node, ...]) -> list[Node]:

@@ -5,29 +5,36 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
+from chatparity.model import PINNED_NOW
 from reply.analysis import trim_whitespace
-from reply.chat import ChatBuilder, Mapper
-from reply.messages import Message, Rejected, ToolCall, Unsupported
+from reply.chat import ChatBuilder
+from reply.messages import Message, Problem, Rejected, RenderFailed, ToolCall, Unsupported
 from reply.peg import Arena, Context, Result, Status
 from reply.problems import find_problems
+from reply.promises import ArgumentsScan, closed_arguments, is_object, shown_arguments
+from reply.rendering import generation_prompt
 from reply.request import Request
 from reply.syntaxes import Syntax, select
 from reply.template import Template
-from reply.templating import PINNED_NOW, generation_prompt
 
 REJECTION = "The model produced output that does not match the expected peg-native format"
+TOO_DEEP = "The reply nests deeper than the parser's grammar can recurse"
 PLACEHOLDER_MESSAGES = [{"role": "user", "content": "Hello"}]
 
 
 @contextmanager
 def _deep_recursion(limit: int = 20000) -> Iterator[None]:
-    """Nested JSON recurses in the grammar; allow deep nesting for one parse."""
+    """A grammar's recursive rules (JSON reads iteratively) may nest deep: allow deep recursion for one parse,
+    and refuse a reply that nests deeper still (Rejected, never RecursionError)."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, limit))
     try:
         yield
+    except RecursionError:
+        raise Rejected(TOO_DEEP, lambda: (Problem.BAD_SYNTAX,)) from None
     finally:
         sys.setrecursionlimit(old)
 
@@ -59,7 +66,7 @@ def _request(session: Any, template: Template) -> Request:
         except Exception as error:
             errors.append(str(error))
     else:
-        raise Unsupported(f"the template does not render with jinja2: {errors[0]}")
+        raise RenderFailed(f"the template does not render with jinja2: {errors[0]}")
     return Request(
         tools=tools,
         tool_choice=str(getattr(session, "tool_choice", "auto") or "auto"),
@@ -90,33 +97,54 @@ class Reader:
         builder = ChatBuilder()
         self.arena = Arena(syntax.build(builder, template, request))
         self.prefix = request.generation_prompt
-        tags = [trim_whitespace(template.reasoning.start), trim_whitespace(template.reasoning.end)]
-        tags += [tag for tag in ("<think>", "</think>") if tag in template.source]
-        found = [m for m in [*tags, *syntax.call_starts(template, request)] if len(m) > 1]
+        self.call_starts = tuple(start for start in syntax.call_starts(template, request) if start)
+        if syntax.held_markers is not None:
+            found = [m for m in syntax.held_markers(template, request) if len(m) > 1]
+        else:
+            tags = [trim_whitespace(template.reasoning.start), trim_whitespace(template.reasoning.end)]
+            tags += [tag for tag in ("<think>", "</think>") if tag in template.source]
+            found = [m for m in [*tags, *self.call_starts] if len(m) > 1]
         self.markers = tuple(sorted(set(found), key=lambda m: (-len(m), m)))
 
     def parse(self, text: str, partial: bool = False) -> Message:
         """The message in a reply; Rejected when llama.cpp would throw. A partial (cut off) reply reads as a
-        stream would show it at that point (a marker still arriving at its end held back), and so does a
-        finished one whose read is empty."""
+        stream would show it at that point (a marker still arriving at its end, and arguments past their last
+        closable point, held back); a finished one keeps what its stream showed (`keep_promises`)."""
         ctx = Context(self.prefix + text)
         with _deep_recursion():
             result = self.arena.parse(ctx)
-        message = self.read(ctx, result, partial)
+            message = self.read(ctx, result, partial)
         if not partial:
-            return self.kept(message, text)
+            return self.kept(message, text, ctx, result)
         held = hold_back(message, ctx.text, self.markers)
         if held.empty:
             held = Replay(self).advance(text)
         return Message(held.reasoning_content, held.content, held.tool_calls, message.problems)
 
-    def kept(self, message: Message, text: str) -> Message:
-        """A finished read, or where it is empty what a stream of the reply showed last (llama-server ends
-        its stream there, so whole and streamed reads agree)."""
-        if not message.empty or not text:
-            return message
-        shown = Replay(self).advance(text)
-        return Message(shown.reasoning_content, shown.content, shown.tool_calls, message.problems)
+    def kept(self, message: Message, text: str, ctx: Context, result: Result) -> Message:
+        """A finished read as `finished` keeps the stream's promises, replaying the reply where needed."""
+        return self.finished(message, ctx, result, Replay(self))
+
+    def finished(self, final: Message, ctx: Context, result: Result, replay: Replay) -> Message:
+        """The finished message that keeps a stream's promises (`keep_promises`): where the finished read is
+        empty, checked against what a character-by-character stream showed last (`replay`); where it leaves a
+        call opening unread or reads one as content, against what such a stream showed from there on; where a
+        call's arguments are not a JSON object, with them closed."""
+        if final.empty:
+            pass
+        elif result.end < len(ctx.text) and any(start in ctx.text[result.end:] for start in self.call_starts):
+            replay = Replay(self, ctx.text[len(self.prefix):max(result.end, len(self.prefix))])
+        elif any(start in final.content for start in self.call_starts):
+            first = min(ctx.text.find(start, len(self.prefix)) for start in self.call_starts
+                        if start in ctx.text[len(self.prefix):])
+            replay = Replay(self, ctx.text[len(self.prefix):first])
+        elif any(not is_object(call.arguments) for call in final.tool_calls):
+            return keep_promises(final, final)
+        else:
+            return final
+        with _deep_recursion():
+            shown = replay.advance(ctx.text[len(self.prefix):])
+        return keep_promises(final, shown)
 
     def stream(self) -> Stream:
         """An incremental reader fed chunk by chunk."""
@@ -128,7 +156,7 @@ class Reader:
             if partial and result.end > 0:
                 return Message(problems=find_problems(self, ctx, result, None) if diagnose else ())
             raise Rejected(REJECTION, lambda: find_problems(self, ctx, result, None))
-        mapped = Mapper(ctx.text).run(result.nodes)
+        mapped = self.syntax.mapper(ctx.text, result.nodes)
         return Message(
             reasoning_content="".join(mapped.reasoning),
             content="".join(mapped.content),
@@ -137,20 +165,52 @@ class Reader:
         )
 
 
+@lru_cache(maxsize=64)
+def _marker_chars(markers: tuple[str, ...]) -> frozenset[str]:
+    return frozenset("".join(markers))
+
+
 def _held(shown: str, text: str, markers: tuple[str, ...]) -> str:
+    """`shown` without the start of a marker whose longer start ends `text` (a grammar may already hold back
+    part of it, e.g. an until() stops before a partial delimiter inside the marker)."""
+    if not text or text[-1] not in _marker_chars(markers):
+        return shown
     held = 0
     for marker in markers:
-        for size in range(min(len(marker) - 1, len(shown)), held, -1):
-            if shown.endswith(marker[:size]) and text.endswith(marker[:size]):
+        arriving = next((size for size in range(len(marker) - 1, 0, -1) if text.endswith(marker[:size])), 0)
+        for size in range(min(arriving, len(shown)), held, -1):
+            if shown.endswith(marker[:size]):
                 held = size
                 break
     return shown[:len(shown) - held]
 
 
-def hold_back(message: Message, text: str, markers: tuple[str, ...]) -> Message:
-    """A partial read without the start of a marker still arriving at the end of the input `text`."""
+def hold_back(message: Message, text: str, markers: tuple[str, ...],
+              scans: list[ArgumentsScan] | None = None) -> Message:
+    """A partial read without the start of a marker still arriving at the end of the input `text`, and each
+    call's arguments only up to their last closable point (`scans`, one per call, resume earlier scans)."""
+    if scans is None:
+        scans = []
+    scans.extend(ArgumentsScan() for _ in range(len(message.tool_calls) - len(scans)))
+    calls = tuple(ToolCall(call.name, shown_arguments(call.arguments, scan), call.id)
+                  for call, scan in zip(message.tool_calls, scans))
     return Message(reasoning_content=_held(message.reasoning_content, text, markers),
-                   content=_held(message.content, text, markers), tool_calls=message.tool_calls)
+                   content=_held(message.content, text, markers), tool_calls=calls)
+
+
+def keep_promises(final: Message, shown: Message) -> Message:
+    """The finished message that keeps the stream's promises: the finished read when it adds to what was shown
+    and its calls' arguments are JSON objects; else the one of the two that adds to the other (what was shown
+    when the read drops a call), each call's arguments closed into a JSON object and bad_args reported."""
+    grows = extends(shown, final)
+    if grows and all(is_object(call.arguments) for call in final.tool_calls):
+        return final
+    base = final if grows else shown
+    calls = tuple(ToolCall(call.name, closed_arguments(call.arguments), call.id) for call in base.tool_calls)
+    problems = set(final.problems) | ({Problem.BAD_ARGS} if calls else set())
+    if calls:
+        problems.discard(Problem.NO_ACTION)
+    return Message(base.reasoning_content, base.content, calls, tuple(p for p in Problem if p in problems))
 
 
 def extends(before: Message, after: Message) -> bool:
@@ -164,14 +224,25 @@ def extends(before: Message, after: Message) -> bool:
 
 
 class Replay:
-    """What a character-by-character stream shows: each prefix's read (a marker still arriving held back)
-    when it adds to the last one shown, else the last one. Used where a read shows nothing new (it failed,
-    or is empty), so that what is shown never depends on how the reply was chunked."""
+    """What a character-by-character stream shows: each prefix's read (`hold_back`) when it adds to the last
+    one shown, else the last one. Used where a read shows nothing new (it failed, or is empty), so that what
+    is shown never depends on how the reply was chunked."""
 
-    def __init__(self, reader: Reader) -> None:
+    def __init__(self, reader: Reader, read: str = "") -> None:
+        """A replay from the start, or from after `read`, a start of the reply whose own read (held back)
+        counts as what was shown so far."""
         self.reader = reader
-        self.ctx = Context(reader.prefix, resumable=True)
+        self.ctx = Context(reader.prefix + read, resumable=True)
         self.shown = Message()
+        self.scans: list[ArgumentsScan] = []
+        if read:
+            with _deep_recursion():
+                result = reader.arena.parse(self.ctx)
+            try:
+                fresh = reader.read(self.ctx, result, partial=True, diagnose=False)
+            except Rejected:
+                return
+            self.shown = hold_back(fresh, self.ctx.text, reader.markers, self.scans)
 
     def advance(self, text: str) -> Message:
         """Shown after every character of `text` past what was replayed already."""
@@ -184,7 +255,7 @@ class Replay:
                 fresh = self.reader.read(self.ctx, result, partial=True, diagnose=False)
             except Rejected:
                 continue
-            held = hold_back(fresh, self.ctx.text, self.reader.markers)
+            held = hold_back(fresh, self.ctx.text, self.reader.markers, self.scans)
             if not held.empty and extends(self.shown, held):
                 self.shown = held
         return self.shown
@@ -199,6 +270,8 @@ class Stream:
         self.snapshot = Message()
         self.result: Result | None = None
         self.replay = Replay(reader)
+        self.scans: list[ArgumentsScan] = []
+        self.refusal: Rejected | None = None
 
     @property
     def examined(self) -> int:
@@ -207,29 +280,35 @@ class Stream:
 
     def feed(self, chunk: str) -> Message:
         """The snapshot after this chunk (the previous one when nothing new can be read yet); snapshots
-        carry no problems, the finished reading does."""
+        carry no problems, the finished reading does. A reply that nests too deep to read keeps its last
+        snapshot, and its finish is refused."""
         self.ctx.text += chunk
-        with _deep_recursion():
-            self.result = self.reader.arena.parse(self.ctx)
-        fresh = self.reader.read(self.ctx, self.result, partial=True, diagnose=False)
-        held = hold_back(fresh, self.ctx.text, self.reader.markers)
-        if held.empty or not extends(self.snapshot, held):
-            held = self.replay.advance(self.ctx.text[len(self.reader.prefix):])
+        if self.refusal is not None:
+            return self.snapshot
+        try:
+            with _deep_recursion():
+                self.result = self.reader.arena.parse(self.ctx)
+                fresh = self.reader.read(self.ctx, self.result, partial=True, diagnose=False)
+                held = hold_back(fresh, self.ctx.text, self.reader.markers, self.scans)
+                if held.empty or not extends(self.snapshot, held):
+                    held = self.replay.advance(self.ctx.text[len(self.reader.prefix):])
+        except Rejected as refusal:
+            self.refusal = refusal
+            return self.snapshot
         if extends(self.snapshot, held):
             self.snapshot = held
         return self.snapshot
 
     def finish(self) -> Message:
-        """The finished reply's reading, equal to a whole parse of everything fed: an empty finished read keeps
-        the last snapshot, as llama-server keeps its last message."""
-        if self.result is None:
-            with _deep_recursion():
+        """The finished reply's reading, equal to a whole parse of everything fed whatever the chunks were
+        (`Reader.finished`)."""
+        if self.refusal is not None:
+            raise self.refusal
+        with _deep_recursion():
+            if self.result is None:
                 self.result = self.reader.arena.parse(self.ctx)
-        final = self.reader.read(self.ctx, self.result, partial=False)
-        if final.empty and not self.snapshot.empty:
-            shown = self.snapshot
-            return Message(shown.reasoning_content, shown.content, shown.tool_calls, final.problems)
-        return final
+            final = self.reader.read(self.ctx, self.result, partial=False)
+        return self.reader.finished(final, self.ctx, self.result, self.replay)
 
 
 __all__ = ["Reader", "Replay", "Stream", "open_reader"]

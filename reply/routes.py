@@ -27,7 +27,7 @@ ROUTES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("ling3", _all("<role>ASSISTANT</role>", "<arg_key>")),
     ("cohere2moe", _all("<|START_TEXT|>", "<|START_ACTION|>")),
     ("lfm2", _lfm2),
-    ("lfm2_5", lambda s: "List of tools: [" in s and "<|tool_list_start|>" not in s),
+    ("lfm2", lambda s: "List of tools: [" in s and "<|tool_list_start|>" not in s),  # LFM2.5: same grammar
     ("gigachat_v3", lambda s: "<|role_sep|>" in s and "<|message_sep|>" in s and "<|function_call|>" not in s),
     ("minimax_m3", _all("]<]minimax[>[", "<tool_call>", "<invoke name=")),
     ("deepseek_v3_2", lambda s: "dsml_token" in s and "DSML" in s and ("function_calls" in s or "tool_calls" in s)),

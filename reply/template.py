@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from reply.analysis import Reasoning, analyze_reasoning
+from reply.analysis import Content, Reasoning, analyze_content, analyze_reasoning
 from reply.routes import route
-from reply.templating import render
+from reply.rendering import render
 
 PROBE_FUNCTION = "FFF_FIRST_FUN_F"
 PROBE_ARG = "AA_ARG_FST_AA"
@@ -49,6 +49,11 @@ class Template:
     def reasoning(self) -> Reasoning:
         """The reasoning markers the differential analysis finds."""
         return analyze_reasoning(self.source, self.bos, self.eos)
+
+    @cached_property
+    def content(self) -> Content:
+        """The content markers the differential analysis finds."""
+        return analyze_content(self.source, self.bos, self.eos)
 
     def render_turns(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                      thinking: bool = True) -> str | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from reports.multiturn import append_safe_for_run
 from reports.runs import Run
 from reports.statuses import ORACLE_ERRORS, PARSER_ERRORS, Status
 from reports.tables import markdown_table, rate, ratio
@@ -133,8 +134,12 @@ def coverage(run: Run, rows: pd.DataFrame) -> Coverage:
     not_run = run.sessions[~run.sessions["status"].isin(["ok", "unsupported"])][
         ["template", "mode", "status", "error"]
     ].reset_index(drop=True)
+    templates = _table(run, rows, "template")
+    append_safe = append_safe_for_run(run.directory, str(run.stamp.get("parser", "")))
+    if append_safe is not None:
+        templates["append-safe (multiturn)"] = [append_safe.get(name, "") for name in templates["template"]]
     return Coverage(
-        templates=_table(run, rows, "template"),
+        templates=templates,
         families=_table(run, rows, "family"),
         unsupported=unsupported,
         not_run=not_run,

@@ -8,11 +8,15 @@ from typing import Any
 
 import pandas as pd
 
+from reports.expectations import check_same_parser, run_labels
 from reports.runs import Run, pin_differences
-from reports.statuses import outcome_label
+from reports.show import show_command
+from reports.statuses import Status
 from reports.tables import markdown_table, records
 
 KEYS = ["case_id", "chunking"]
+GATED_ALWAYS = ("consistent", "monotonic")
+NEW_ROW_FAILURES = (Status.MISMATCH.value, Status.PARSER_ERROR.value)
 INFO = ["template", "family", "syntax", "mode", "origin", "shape", "partial"]
 TOP = 15
 WIDTH = 100
@@ -54,19 +58,32 @@ class RunDiff:
         return self.rows[self.rows["change"] == change.value]
 
 
+def split_label(label: str) -> tuple[str, frozenset[str]]:
+    """An outcome label's outcome and the stream checks it breaks: 'match !clean' -> ('match', {'clean'})."""
+    outcome, _, broken = label.partition(" !")
+    return outcome, frozenset(broken.split(",")) if broken else frozenset()
+
+
 def classify_change(base: str | None, head: str | None) -> Change:
-    """The change from a base outcome label to a head one (None: the row is absent)."""
+    """The change from a base outcome label to a head one (None: the row is absent): a regression when a row
+    that matched no longer does, or when it breaks a stream check it did not break before."""
     if base is None:
         return Change.NEW
     if head is None:
         return Change.GONE
     if base == head:
         return Change.SAME
-    if base == "match":
+    (base_outcome, base_checks), (head_outcome, head_checks) = split_label(base), split_label(head)
+    if (base_outcome == "match" and head_outcome != "match") or head_checks - base_checks:
         return Change.REGRESSION
-    if head == "match":
+    if head_outcome in ("match", base_outcome):
         return Change.FIX
     return Change.KIND_CHANGE
+
+
+def always_failing(label: str) -> bool:
+    """Whether a label breaks a stream check that fails wherever it breaks, baseline or not."""
+    return bool(split_label(label)[1] & set(GATED_ALWAYS))
 
 
 def check_pins(base: Run, head: Run, allow: bool) -> tuple[str, ...]:
@@ -88,15 +105,23 @@ def _labelled(run: Run) -> pd.DataFrame:
         {
             **{key: rows[key] for key in KEYS},
             **{key: rows[key] for key in INFO},
-            "label": [outcome_label(outcome, kind) for outcome, kind in zip(rows["outcome"], rows["kind"])],
-            "detail": rows["detail"].where(rows["detail"] != "", rows["error"]),
+            "label": run_labels(rows),
+            "detail": rows["detail"].where(rows["detail"] != "", rows["error"]).where(
+                (rows["detail"] != "") | (rows["error"] != ""), rows["stream_detail"]
+            ),
         }
     )
 
 
-def diff_runs(base: Run, head: Run, allow_pin_mismatch: bool = False) -> RunDiff:
-    """Compare two runs row by row (raw outcomes, known divergences aside)."""
-    warnings = check_pins(base, head, allow_pin_mismatch)
+def diff_runs(
+    base: Run, head: Run, allow_pin_mismatch: bool = False, allow_other_parser: bool = False
+) -> RunDiff:
+    """Compare two runs row by row (raw outcomes with the stream checks they break, known divergences aside);
+    runs of different parsers are refused unless allowed."""
+    warnings = (
+        *check_same_parser(base.stamp, head.stamp, "the base run", allow_other_parser),
+        *check_pins(base, head, allow_pin_mismatch),
+    )
     left, right = _labelled(base), _labelled(head)
     joined = left.merge(right, on=KEYS, how="outer", suffixes=("_base", "_head"), indicator=True)
     frame = pd.DataFrame({key: joined[key] for key in KEYS})
@@ -111,6 +136,15 @@ def diff_runs(base: Run, head: Run, allow_pin_mismatch: bool = False) -> RunDiff
     frame["change"] = [classify_change(b, h).value for b, h in zip(base_labels, head_labels)]
     frame = frame.sort_values(["template", "mode", "shape", "case_id", "chunking"], kind="stable")
     return RunDiff(rows=frame.reset_index(drop=True), warnings=warnings)
+
+
+def new_failures(diff: RunDiff, statuses: pd.DataFrame) -> pd.DataFrame:
+    """New rows that fail: a mismatch that is no known divergence or a parser error (by `statuses`, the head
+    run's rows with their status), or a broken `consistent` or `monotonic`."""
+    new = diff.of(Change.NEW).merge(statuses[[*KEYS, "status"]], on=KEYS, how="left")
+    broken = pd.Series([always_failing(label) for label in new["head"]], index=new.index, dtype=bool)
+    failing = new["status"].isin(NEW_ROW_FAILURES) | broken
+    return new[failing].reset_index(drop=True)
 
 
 def change_counts(diff: RunDiff, by: str) -> pd.DataFrame:
@@ -129,9 +163,10 @@ def totals(diff: RunDiff) -> dict[str, int]:
     return {"rows": len(diff.rows), **counts}
 
 
-def _shown(rows: pd.DataFrame) -> pd.DataFrame:
-    """The columns a person reads for a changed row."""
-    return rows[["template", "mode", "shape", "chunking", "case_id", "base", "head", "detail"]].fillna("")
+def _shown(rows: pd.DataFrame, head_name: str) -> pd.DataFrame:
+    """The columns a person reads for a changed row, and the command that shows its case in the head run."""
+    shown = rows[["template", "mode", "shape", "chunking", "case_id", "base", "head", "detail"]].fillna("")
+    return shown.assign(show=[f"`{show_command(case, head_name)}`" for case in shown["case_id"]])
 
 
 def diff_markdown(
@@ -167,7 +202,7 @@ def diff_markdown(
         parts += [
             f"### {TITLES[change.value]} ({len(rows)})",
             "",
-            markdown_table(_shown(rows.head(top)), WIDTH),
+            markdown_table(_shown(rows.head(top), head_name), WIDTH),
             "",
         ]
         if len(rows) > top:

@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
+from reports.expectations import DIVERGENCES_FILE, expectations_of
 from reports.runs import Run
 from reports.statuses import MISMATCH_KINDS, Status, raw_status
 
-DEFAULT_PATH = Path(__file__).with_name("known_divergences.toml")
-GLOB_FIELDS = ("template", "family", "origin", "shape", "mode", "chunking")
+DEFAULT_PATH = PROJECT_ROOT / PROJECT_EXPECTATIONS / DIVERGENCES_FILE
+GLOB_FIELDS = ("template", "family", "syntax", "origin", "shape", "mode", "chunking")
+SCOPE_FIELDS = ("template", "family", "syntax")
 REQUIRED_FIELDS = ("kind", "reason")
 
 
@@ -23,15 +26,17 @@ class DivergenceFileError(Exception):
 
 @dataclass(frozen=True)
 class Divergence:
-    """One entry: which rows (globs on template, family, origin, shape, mode, chunking) fail how, and why."""
+    """One entry: which rows (globs on template, family, syntax, origin, shape, mode, chunking; each field one
+    glob or a list of them) fail how, and why."""
 
     number: int
-    template: str
-    family: str
-    origin: str
-    shape: str
-    mode: str
-    chunking: str
+    template: tuple[str, ...]
+    family: tuple[str, ...]
+    syntax: tuple[str, ...]
+    origin: tuple[str, ...]
+    shape: tuple[str, ...]
+    mode: tuple[str, ...]
+    chunking: tuple[str, ...]
     kind: str
     reason: str
 
@@ -39,7 +44,7 @@ class Divergence:
     def label(self) -> str:
         """A short name for the entry: its number and the globs that are not '*'."""
         scope = ", ".join(
-            f"{name}={getattr(self, name)}" for name in GLOB_FIELDS if getattr(self, name) != "*"
+            f"{name}={'|'.join(getattr(self, name))}" for name in GLOB_FIELDS if getattr(self, name) != ("*",)
         )
         return f"#{self.number} ({scope}; {self.kind})"
 
@@ -88,25 +93,34 @@ def _entry(path: Path, number: int, raw: dict[str, object]) -> Divergence:
     missing = [name for name in REQUIRED_FIELDS if not raw.get(name)]
     if missing:
         raise DivergenceFileError(f"{where}: missing {', '.join(missing)}")
-    if "template" not in raw and "family" not in raw:
-        raise DivergenceFileError(f"{where}: needs a template or family glob")
+    if not any(name in raw for name in SCOPE_FIELDS):
+        raise DivergenceFileError(f"{where}: needs a template, family or syntax glob")
     if raw["kind"] not in MISMATCH_KINDS:
         raise DivergenceFileError(f"{where}: kind {raw['kind']!r} is not one of {', '.join(MISMATCH_KINDS)}")
     if not isinstance(raw["reason"], str):
         raise DivergenceFileError(f"{where}: reason must be a string")
-    values = {name: raw.get(name, "*") for name in GLOB_FIELDS}
-    for name, value in values.items():
-        if not isinstance(value, str) or not value:
-            raise DivergenceFileError(f"{where}: {name} must be a non-empty glob string")
+    values = {name: _globs(where, name, raw.get(name, "*")) for name in GLOB_FIELDS}
     reason = str(raw["reason"])
     return Divergence(number=number, kind=str(raw["kind"]), reason=reason, **values)  # type: ignore[arg-type]
 
 
-def _glob_mask(column: pd.Series, pattern: str) -> pd.Series:
-    """Which values of a column match a glob (each distinct value tested once)."""
-    if pattern == "*":
+def _globs(where: str, name: str, value: object) -> tuple[str, ...]:
+    """A field's globs: one glob string or a non-empty list of them."""
+    globs = [value] if isinstance(value, str) else value
+    if not isinstance(globs, list) or not globs or not all(isinstance(glob, str) and glob for glob in globs):
+        raise DivergenceFileError(f"{where}: {name} must be a non-empty glob string or a list of them")
+    return tuple(globs)
+
+
+def _glob_mask(column: pd.Series, patterns: tuple[str, ...]) -> pd.Series:
+    """Which values of a column match any of the globs (each distinct value tested once)."""
+    if "*" in patterns:
         return pd.Series(True, index=column.index)
-    hits = {value for value in column.unique() if fnmatch.fnmatchcase(str(value), pattern)}
+    hits = {
+        value
+        for value in column.unique()
+        if any(fnmatch.fnmatchcase(str(value), pattern) for pattern in patterns)
+    }
     return column.isin(hits)
 
 
@@ -142,13 +156,17 @@ def apply_divergences(
         frame.loc[known | unexpected, "divergence"] = entry.label
         if (known | unexpected).any():
             continue
-        if complete or scope_mask(sessions, entry, ("template", "family", "mode")).any():
+        if complete or scope_mask(sessions, entry, (*SCOPE_FIELDS, "mode")).any():
             stale.append(entry)
         else:
             not_exercised.append(entry)
     return Verdict(rows=frame, stale=tuple(stale), not_exercised=tuple(not_exercised))
 
 
-def classify_run(run: Run, path: Path = DEFAULT_PATH) -> Verdict:
-    """A run's rows classified with the known divergences of the file at `path`."""
-    return apply_divergences(run.rows, run.sessions, load_divergences(path), run.complete)
+def classify_run(run: Run, path: Path | None = None) -> Verdict:
+    """A run's rows classified with the known divergences of the file at `path`, by default those of the
+    parser the run's stamp names (none for a parser without expectations, such as llama.cpp itself)."""
+    if path is None:
+        path = expectations_of(run.stamp).divergences
+    entries = load_divergences(path) if path is not None else ()
+    return apply_divergences(run.rows, run.sessions, entries, run.complete)

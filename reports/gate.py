@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from reports.diff import Change, classify_change
+from chatparity.model import Kind, Outcome
+from harness.chunkings import validate as validate_chunking
+from reports.diff import NEW_ROW_FAILURES, Change, always_failing, classify_change
 from reports.divergences import Verdict
-from reports.runs import PIN_KEYS, Run, pin_differences
-from reports.statuses import outcome_label
+from reports.expectations import run_labels
+from reports.runs import PIN_KEYS, Run, chunking_key, pin_differences
+from reports.statuses import STREAM_CHECKS
 
-DEFAULT_BASELINE = Path(__file__).with_name("baseline")
 OUTCOMES = "outcomes.csv"
 STAMP = "stamp.json"
-COLUMNS = ["case_id", "chunking", "outcome"]
-FILE_COLUMNS = ["case_id", "outcome", "chunkings"]
+INFO = ["template", "mode", "origin", "shape"]
+COLUMNS = ["case_id", "chunking", "outcome", *INFO]
+CASE_ID = re.compile(r"[^\s,]+")
+FILE_COLUMNS = [*INFO, "chunkings", "outcome", "case_id"]
 
 
 class BaselineError(Exception):
@@ -39,63 +46,142 @@ class GateResult:
     rows: pd.DataFrame
     not_run: int
     verdict: Verdict
+    checked: int = 0
+    lost: tuple[str, ...] = ()
 
     def of(self, change: Change) -> pd.DataFrame:
         """The rows that changed in one way."""
         return self.rows[self.rows["change"] == change.value]
 
     @property
+    def new_failures(self) -> pd.DataFrame:
+        """New rows (absent from the baseline) that fail: a mismatch that is no known divergence, a parser
+        error, or a broken `consistent` or `monotonic`."""
+        new = self.of(Change.NEW)
+        broken = pd.Series([always_failing(label) for label in new["head"]], index=new.index, dtype=bool)
+        failing = new["status"].isin(NEW_ROW_FAILURES) | broken
+        return new[failing]
+
+    @property
     def passed(self) -> bool:
-        """No regression, no unexpected match, no stale known divergence."""
-        return self.of(Change.REGRESSION).empty and not self.verdict.strict_failures
-
-
-def read_baseline(directory: Path) -> Baseline:
-    """Read a baseline directory (an absent one is empty): a line per case and outcome, with its chunkings."""
-    file = directory / OUTCOMES
-    if not file.exists():
-        return Baseline(outcomes=pd.DataFrame(columns=COLUMNS), stamp={})
-    lines = pd.read_csv(file, dtype=str, keep_default_na=False)
-    if list(lines.columns) != FILE_COLUMNS:
-        raise BaselineError(
-            f"{file}: expected columns {','.join(FILE_COLUMNS)}, found {','.join(lines.columns)}"
+        """Some baseline row checked, no sweep item lost, no regression, no failing new row, no unexpected
+        match, no stale known divergence."""
+        return (
+            self.checked > 0
+            and not self.lost
+            and self.of(Change.REGRESSION).empty
+            and self.new_failures.empty
+            and not self.verdict.strict_failures
         )
-    outcomes = pd.DataFrame(
-        [
-            (case, chunking, outcome)
-            for case, outcome, chunkings in lines.itertuples(index=False)
-            for chunking in chunkings.split()
-        ],
-        columns=COLUMNS,
-    )
+
+
+def outcome_labels() -> set[str]:
+    """Every outcome label a baseline may hold: each outcome, and mismatch with each kind."""
+    mismatches = {f"{Outcome.MISMATCH.value}:{kind.value}" for kind in Kind}
+    return {outcome.value for outcome in Outcome} | mismatches
+
+
+def known_label(label: str, labels: set[str]) -> bool:
+    """Whether a baseline label is an outcome label, with the stream checks it breaks after ' !' if any."""
+    outcome, _, broken = label.partition(" !")
+    return outcome in labels and (not broken or set(broken.split(",")) <= set(STREAM_CHECKS))
+
+
+def baseline_line(file: Path, number: int, fields: list[str], labels: set[str]) -> list[tuple[str, ...]]:
+    """One checked line of outcomes.csv as (case_id, chunking, outcome, *INFO) records, or a BaselineError."""
+    if len(fields) != len(FILE_COLUMNS):
+        raise BaselineError(f"{file}:{number}: expected {len(FILE_COLUMNS)} fields, found {len(fields)}")
+    named = dict(zip(FILE_COLUMNS, fields))
+    case, outcome, chunkings = named["case_id"], named["outcome"], named["chunkings"]
+    if not CASE_ID.fullmatch(case):
+        raise BaselineError(f"{file}:{number}: field 'case_id': {case[:40]!r} is not a case id")
+    if not known_label(outcome, labels):
+        raise BaselineError(f"{file}:{number}: field 'outcome': {outcome[:40]!r} is not an outcome")
+    if not chunkings.split():
+        raise BaselineError(f"{file}:{number}: field 'chunkings': empty")
+    for chunking in chunkings.split():
+        try:
+            validate_chunking(chunking)
+        except ValueError as error:
+            raise BaselineError(f"{file}:{number}: field 'chunkings': {error}") from None
+    return [(case, chunking, outcome, *(named[key] for key in INFO)) for chunking in chunkings.split()]
+
+
+def read_outcomes(file: Path) -> pd.DataFrame:
+    """outcomes.csv, every line checked: UTF-8, whole (ends in a newline), every field of every line valid."""
+    data = file.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise BaselineError(f"{file}:{line}: not UTF-8 text (byte 0x{data[error.start]:02x})") from None
+    if not text.endswith("\n"):
+        raise BaselineError(f"{file}: truncated (the last line does not end in a newline)")
+    if "\0" in text:
+        raise BaselineError(f"{file}:{text[: text.index(chr(0))].count(chr(10)) + 1}: holds a NUL byte")
+    lines = list(csv.reader(io.StringIO(text, newline="")))
+    if not lines or lines[0] != FILE_COLUMNS:
+        found = ",".join(lines[0]) if lines else "nothing"
+        raise BaselineError(f"{file}: expected columns {','.join(FILE_COLUMNS)}, found {found}")
+    labels = outcome_labels()
+    records = [
+        record
+        for number, fields in enumerate(lines[1:], start=2)
+        for record in baseline_line(file, number, fields, labels)
+    ]
+    outcomes = pd.DataFrame(records, columns=COLUMNS)
     duplicated = outcomes[outcomes.duplicated(["case_id", "chunking"])]
     if not duplicated.empty:
         first = duplicated.iloc[0]
         raise BaselineError(f"{file}: row {first['case_id']} {first['chunking']} is listed twice")
-    stamp_file = directory / STAMP
-    stamp = json.loads(stamp_file.read_text(encoding="utf-8")) if stamp_file.exists() else {}
-    return Baseline(outcomes=outcomes, stamp=stamp)
+    return outcomes
+
+
+def read_pins(file: Path) -> dict[str, object]:
+    """stamp.json, checked to hold every pin and the parser as a non-empty string."""
+    try:
+        stamp = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BaselineError(f"{file}: missing, so the baseline's pins cannot be checked") from None
+    except ValueError as error:
+        raise BaselineError(f"{file}: not a JSON stamp: {error}") from None
+    if not isinstance(stamp, dict):
+        raise BaselineError(f"{file}: expected a JSON object of pins")
+    for key in (*PIN_KEYS, "parser"):
+        if not isinstance(stamp.get(key), str) or not stamp[key]:
+            raise BaselineError(f"{file}: field {key!r}: expected a non-empty string, got {stamp.get(key)!r}")
+    return stamp
+
+
+def read_baseline(directory: Path) -> Baseline:
+    """Read a baseline directory, checked whole (an absent one is empty): a line per case and outcome, with
+    its chunkings, and the pins of the runs it came from."""
+    file = directory / OUTCOMES
+    if not file.exists():
+        return Baseline(outcomes=pd.DataFrame(columns=COLUMNS), stamp={})
+    return Baseline(outcomes=read_outcomes(file), stamp=read_pins(directory / STAMP))
 
 
 def run_outcomes(run: Run) -> pd.DataFrame:
-    """A run's rows as baseline records."""
+    """A run's rows as baseline records: labels with the stream checks they break, and readable columns."""
     return pd.DataFrame(
         {
             "case_id": run.rows["case_id"],
             "chunking": run.rows["chunking"],
-            "outcome": [
-                outcome_label(outcome, kind) for outcome, kind in zip(run.rows["outcome"], run.rows["kind"])
-            ],
-        }
+            "outcome": run_labels(run.rows),
+            **{key: run.rows[key] for key in INFO},
+        },
+        columns=COLUMNS,
     )
 
 
 def write_baseline(directory: Path, baseline: Baseline) -> None:
-    """Write a baseline: a sorted line per case and outcome with its chunkings, byte-stable and diffable."""
+    """Write a baseline: a line per case and outcome with its chunkings, sorted by template, mode, origin and
+    shape so an accepted change reviews as plain lines; byte-stable."""
     directory.mkdir(parents=True, exist_ok=True)
     lines = (
-        baseline.outcomes.groupby(["case_id", "outcome"], sort=True)["chunking"]
-        .apply(lambda chunkings: " ".join(sorted(chunkings)))
+        baseline.outcomes.groupby([*INFO, "case_id", "outcome"], sort=True)["chunking"]
+        .apply(lambda chunkings: " ".join(sorted(chunkings, key=chunking_key)))
         .rename("chunkings")
         .reset_index()
     )
@@ -126,9 +212,10 @@ def check_pins(baseline: Baseline, run: Run, allow: bool) -> list[str]:
 
 def check(baseline: Baseline, run: Run, verdict: Verdict) -> GateResult:
     """Compare the rows that ran with the baseline."""
-    info = run.rows[["case_id", "chunking", "template", "mode", "shape", "detail", "error"]]
-    head = run_outcomes(run).merge(info, on=["case_id", "chunking"])
-    joined = head.merge(baseline.outcomes, on=["case_id", "chunking"], how="left", suffixes=("", "_base"))
+    info = run.rows[["case_id", "chunking", "template", "mode", "shape", "detail", "error", "stream_detail"]]
+    head = run_outcomes(run)[["case_id", "chunking", "outcome"]].merge(info, on=["case_id", "chunking"])
+    base_outcomes = baseline.outcomes[["case_id", "chunking", "outcome"]]
+    joined = head.merge(base_outcomes, on=["case_id", "chunking"], how="left", suffixes=("", "_base"))
     base = [None if pd.isna(label) else label for label in joined["outcome_base"]]
     rows = pd.DataFrame(
         {
@@ -139,10 +226,16 @@ def check(baseline: Baseline, run: Run, verdict: Verdict) -> GateResult:
             "case_id": joined["case_id"],
             "base": base,
             "head": joined["outcome"],
-            "detail": joined["detail"].where(joined["detail"] != "", joined["error"]),
+            "detail": joined["detail"]
+            .where(joined["detail"] != "", joined["error"])
+            .where((joined["detail"] != "") | (joined["error"] != ""), joined["stream_detail"]),
         }
     )
     rows["change"] = [classify_change(b, h).value for b, h in zip(base, joined["outcome"])]
+    statuses = verdict.rows[["case_id", "chunking", "status"]]
+    rows["status"] = rows[["case_id", "chunking"]].merge(statuses, on=["case_id", "chunking"], how="left")[
+        "status"
+    ]
     rows = rows.sort_values(["template", "mode", "shape", "case_id", "chunking"], kind="stable").reset_index(
         drop=True
     )
@@ -150,7 +243,8 @@ def check(baseline: Baseline, run: Run, verdict: Verdict) -> GateResult:
     not_run = sum(
         1 for key in zip(baseline.outcomes["case_id"], baseline.outcomes["chunking"]) if key not in ran
     )
-    return GateResult(rows=rows, not_run=not_run, verdict=verdict)
+    checked = len(baseline.outcomes) - not_run
+    return GateResult(rows=rows, not_run=not_run, verdict=verdict, checked=checked, lost=tuple(run.lost))
 
 
 def update(baseline: Baseline, run: Run) -> Baseline:

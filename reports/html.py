@@ -1,8 +1,9 @@
-"""One self-contained HTML page of a run: tables, a template × chunking heatmap, and failing examples."""
+"""One self-contained HTML page of a run: new mismatches first, a linked heatmap, folded sections."""
 
 from __future__ import annotations
 
 import json
+import re
 from html import escape
 
 import pandas as pd
@@ -11,24 +12,43 @@ from reports.divergences import Verdict
 from reports.groups import failure_groups, stream_groups
 from reports.oracle_defects import DefectReport
 from reports.runs import Run, ordered_chunkings
-from reports.statuses import MISMATCH_KINDS, Status
-from reports.summary import stamp_line, totals
+from reports.show import show_command
+from reports.statuses import MISMATCH_KINDS, STREAM_CHECKS, Status
+from reports.summary import headline, stamp_line, totals
 from reports.tables import Tables, rate
 
 EXAMPLES_PER_KIND = 3
+GROUPS_PER_CELL = 8
+NEW_STATUSES = (Status.MISMATCH, Status.PARSER_ERROR, Status.ORACLE_ERROR)
+GROUP_COLUMNS = ["rows", "status", "syntax", "shapes", "kind", "what"]
 STYLE = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
-table { border-collapse: collapse; margin: .5em 0 1.5em; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; max-width: 1360px; }
+table { border-collapse: collapse; margin: .5em 0 1em; }
 th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
-table.heatmap td { text-align: center; min-width: 4em; }
+td { max-width: 26em; overflow-wrap: break-word; }
+.wide { overflow-x: auto; max-width: 100%; }
+table.heatmap td { text-align: center; min-width: 4.5em; padding: 0; }
+table.heatmap td a, table.heatmap td span { display: block; padding: 2px 6px; color: #222; text-decoration: none; }
+table.heatmap td a:hover { outline: 2px solid #333; }
+table.heatmap small { color: #555; }
 pre { background: #f7f7f7; border: 1px solid #ddd; padding: 6px; white-space: pre-wrap; word-break: break-all;
       max-height: 24em; overflow: auto; margin: 0; }
+code.cmd { background: #eef; padding: 1px 4px; user-select: all; }
 mark { background: #ffb3b3; outline: 1px solid #c00; }
 .example { border: 1px solid #bbb; padding: .5em; margin: .7em 0; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: .5em; }
 .strict { color: #a00; font-weight: bold; }
+details { margin: .4em 0; }
+details > summary { cursor: pointer; font-size: 1.2em; font-weight: bold; padding: .2em 0; }
+details details > summary { font-size: 1em; font-weight: normal; }
+details:target > summary, details:target { background: #fff6d5; }
 """
+
+
+def anchor(*parts: str) -> str:
+    """An HTML id made of parts, safe in a URL fragment."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", "--".join(parts)).strip("-")
 
 
 def heat_colour(share: float) -> str:
@@ -36,34 +56,50 @@ def heat_colour(share: float) -> str:
     return f"hsl({round(share * 120)}, 70%, 78%)"
 
 
-def heatmap(rows: pd.DataFrame) -> str:
-    """A template × chunking table of match rates, each cell coloured by its rate (grey: all unsupported)."""
-    chunkings = ordered_chunkings(rows["chunking"])
+def cell_counts(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per template and chunking: rows, unsupported, matches, known divergences and new failures."""
     flags = rows.assign(
         is_match=(rows["status"] == Status.MATCH.value).astype(int),
+        is_known=(rows["status"] == Status.KNOWN.value).astype(int),
         is_unsupported=(rows["status"] == Status.UNSUPPORTED.value).astype(int),
     )
-    counts = flags.groupby(["template", "chunking"]).agg(
-        matched=("is_match", "sum"), total=("is_match", "size"), unsupported=("is_unsupported", "sum")
+    return flags.groupby(["template", "chunking"]).agg(
+        total=("is_match", "size"),
+        matched=("is_match", "sum"),
+        known=("is_known", "sum"),
+        unsupported=("is_unsupported", "sum"),
     )
+
+
+def heat_cell(template: str, chunking: str, counts: pd.DataFrame) -> str:
+    """One heatmap cell: the match rate of the rows the parser reads, known divergences apart, linked."""
+    if (template, chunking) not in counts.index:
+        return '<td style="background:#eee">–</td>'
+    total, matched, known, unsupported = (int(value) for value in counts.loc[(template, chunking)])
+    if unsupported == total:
+        return f'<td style="background:#ddd" title="{total} rows unsupported">unsupported</td>'
+    judged = total - unsupported - known
+    share = matched / judged if judged else 1.0
+    note = f"<br><small>+{known} known</small>" if known else ""
+    title = f"{rate(matched, judged)} match; {known} known divergences; {unsupported} unsupported"
+    text = f"{100 * share:.0f}%{note}"
+    body = (
+        f'<a href="#{anchor("cell", template, chunking)}">{text}</a>'
+        if matched < total - unsupported
+        else f"<span>{text}</span>"
+    )
+    return f'<td style="background:{heat_colour(share)}" title="{escape(title)}">{body}</td>'
+
+
+def heatmap(rows: pd.DataFrame) -> str:
+    """A template × chunking table of match rates (unsupported rows and known divergences left out)."""
+    chunkings = ordered_chunkings(rows["chunking"])
+    counts = cell_counts(rows)
     head = "".join(f"<th>{escape(chunking)}</th>" for chunking in chunkings)
     lines = [f'<table class="heatmap" id="heatmap"><tr><th>template</th>{head}</tr>']
     for template in sorted(rows["template"].unique()):
-        cells = []
-        for chunking in chunkings:
-            if (template, chunking) not in counts.index:
-                cells.append('<td style="background:#eee">–</td>')
-                continue
-            matched, total, unsupported = (int(value) for value in counts.loc[(template, chunking)])
-            if unsupported == total:
-                cells.append(f'<td style="background:#ddd" title="{total} rows unsupported">unsupported</td>')
-                continue
-            share = matched / total
-            cells.append(
-                f'<td style="background:{heat_colour(share)}" title="{escape(rate(matched, total))}">'
-                f"{100 * share:.0f}%</td>"
-            )
-        lines.append(f"<tr><th>{escape(template)}</th>{''.join(cells)}</tr>")
+        cells = "".join(heat_cell(template, chunking, counts) for chunking in chunkings)
+        lines.append(f"<tr><th>{escape(template)}</th>{cells}</tr>")
     lines.append("</table>")
     return "\n".join(lines)
 
@@ -89,7 +125,12 @@ def marked(text: str, offset: int) -> str:
     return f"{escape(head)}<mark>{escape(char) if char else '&#8203;'}</mark>{escape(tail)}"
 
 
-def example(group: pd.Series) -> str:
+def command(case_id: str, run: Run) -> str:
+    """The `chatparity show` command of a case, ready to copy."""
+    return f'<code class="cmd">{escape(show_command(case_id, run.directory))}</code>'
+
+
+def example(group: pd.Series, run: Run) -> str:
     """One failure group's representative row: where, how many, the reply and both readings."""
     oracle, parser = pretty_reading(group["oracle_reading"]), pretty_reading(group["parser_reading"])
     offset = first_difference(oracle, parser)
@@ -99,12 +140,12 @@ def example(group: pd.Series) -> str:
             '<div class="example">',
             (
                 f"<p><b>{escape(str(group['template']))}</b> · mode {escape(str(group['mode']))} · chunking "
-                f"{escape(str(group['chunking']))} · shape {escape(str(group['shape']))} · case "
-                f"<code>{escape(str(group['case_id']))}</code> · {int(group['rows'])} rows fail this way</p>"
+                f"{escape(str(group['chunking']))} · shape {escape(str(group['shape']))} · "
+                f"{int(group['rows'])} rows fail this way · {command(str(group['case_id']), run)}</p>"
             ),
             (
-                f"<p>first difference: <code>{escape(str(group['detail']))}</code>; in the readings below at "
-                f"character {offset}: <code>{escape(shown)}</code></p>"
+                f"<p>first difference: <code>{escape(str(group['detail'] or group['error']))}</code>; in the "
+                f"readings below at character {offset}: <code>{escape(shown)}</code></p>"
             ),
             f"<p>reply:</p><pre>{escape(str(group['reply']))}</pre>",
             '<div class="pair">',
@@ -115,46 +156,81 @@ def example(group: pd.Series) -> str:
     )
 
 
-def examples(rows: pd.DataFrame) -> str:
-    """For each mismatch kind, a few representative rows of its most common failure groups."""
-    groups = failure_groups(rows, (Status.MISMATCH,))
+def examples(rows: pd.DataFrame, run: Run, statuses: tuple[Status, ...] = NEW_STATUSES) -> str:
+    """For each mismatch kind (then errors), a few representative rows of its most common failure groups."""
+    groups = failure_groups(rows, statuses)
     parts = []
-    for kind in MISMATCH_KINDS:
-        of_kind = groups[groups["kind"] == kind].head(EXAMPLES_PER_KIND)
+    for kind in (*MISMATCH_KINDS, ""):
+        of_kind = groups[groups["kind"] == kind]
         if of_kind.empty:
             continue
+        name = kind or "errors"
         parts.append(
-            f'<h3 id="examples-{escape(kind)}">{escape(kind)} '
-            f"({int(groups[groups['kind'] == kind]['rows'].sum())} rows)</h3>"
+            f'<h3 id="examples-{escape(name)}">{escape(name)} ({int(of_kind["rows"].sum())} rows)</h3>'
         )
-        parts += [example(group) for _, group in of_kind.iterrows()]
-    return "\n".join(parts) or "<p>No mismatches.</p>"
+        parts += [example(group, run) for _, group in of_kind.head(EXAMPLES_PER_KIND).iterrows()]
+    return "\n".join(parts) or "<p>none</p>"
+
+
+def group_table(groups: pd.DataFrame, run: Run, columns: list[str]) -> str:
+    """Failure groups as a table: their columns, an example row and the command that shows it."""
+    if groups.empty:
+        return "<p>none</p>"
+    head = "".join(
+        f"<th>{escape(column)}</th>" for column in [*columns, "example (and the command showing it)"]
+    )
+    lines = [f'<div class="wide"><table><tr>{head}</tr>']
+    for _, group in groups.iterrows():
+        cells = "".join(f"<td>{escape(str(group[column]))}</td>" for column in columns)
+        where = f"{group['template']} {group['mode']} {group['chunking']}"
+        lines.append(f"<tr>{cells}<td>{escape(where)}<br>{command(str(group['case_id']), run)}</td></tr>")
+    lines.append("</table></div>")
+    return "\n".join(lines)
+
+
+def cell_sections(rows: pd.DataFrame, run: Run) -> str:
+    """A folded section per heatmap cell that has failing rows: its failure groups and first example."""
+    parts = []
+    failing = rows[~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])]
+    for (template, chunking), cell in failing.groupby(["template", "chunking"], sort=True):
+        statuses = (*NEW_STATUSES, Status.KNOWN, Status.UNEXPECTED_MATCH)
+        groups = failure_groups(cell, statuses)
+        summary = f"{template} · {chunking}: {len(cell)} rows fail ({len(groups)} ways)"
+        body = group_table(groups.head(GROUPS_PER_CELL), run, ["rows", "status", "shapes", "kind", "what"])
+        if not groups.empty:
+            body += example(groups.iloc[0], run)
+        parts.append(
+            f"<details><summary>{escape(summary)}</summary>"
+            f'<div id="{anchor("cell", template, chunking)}">{body}</div></details>'
+        )
+    return "\n".join(parts) or "<p>none</p>"
 
 
 def frame_html(frame: pd.DataFrame) -> str:
     """A data frame as an escaped HTML table."""
     if frame.empty:
         return "<p>none</p>"
-    return frame.to_html(index=False, escape=True, border=0, na_rep="")
+    return '<div class="wide">' + frame.to_html(index=False, escape=True, border=0, na_rep="") + "</div>"
+
+
+def section(title: str, body: str, key: str, opened: bool = False) -> str:
+    """A folding section of the page."""
+    return f'<details id="{key}"{" open" if opened else ""}><summary>{escape(title)}</summary>\n{body}\n</details>'
 
 
 def page(run: Run, verdict: Verdict, tables: Tables, defects: DefectReport) -> str:
     """The whole report page."""
     t = totals(verdict)
-    status = t.by_status
-    groups = failure_groups(verdict.rows).drop(columns=["reply", "oracle_reading", "parser_reading", "error"])
+    rows = verdict.rows
+    new = failure_groups(rows, NEW_STATUSES)
+    known = failure_groups(rows, (Status.KNOWN,))
+    streams = stream_groups(rows)
     stale = pd.DataFrame([{"entry": entry.label, "reason": entry.reason} for entry in verdict.stale])
     unexpected = verdict.unexpected[["template", "mode", "shape", "chunking", "case_id", "divergence"]]
     body = [
         f"<h1>chatparity report: {escape(run.name)}</h1>",
         f"<p>{escape(stamp_line(run))}</p>",
-        (
-            f"<p>{t.rows} rows: match {escape(rate(status['match'], t.rows))}; "
-            f"finished {escape(rate(*t.finished))}, partial {escape(rate(*t.partial))}; "
-            f"mismatch {status['mismatch']}; known divergences {status['known divergence']}; "
-            f"oracle errors {t.oracle_errors}; parser errors {t.parser_errors}; "
-            f"unsupported {status['unsupported']}.</p>"
-        ),
+        f"<p>{escape(headline(t))}</p>",
     ]
     if run.lost:
         body.append(f'<p class="strict">{len(run.lost)} sweep items failed; their rows are missing:</p>')
@@ -164,32 +240,51 @@ def page(run: Run, verdict: Verdict, tables: Tables, defects: DefectReport) -> s
             f'<p class="strict">{len(unexpected)} unexpected matches and {len(stale)} stale known '
             "divergences: these fail the gate.</p>"
         )
+    new_rows = int(new["rows"].sum()) if not new.empty else 0
     body += [
-        "<h2>Match rate: template × chunking</h2>",
-        heatmap(verdict.rows),
-        "<h2>Distinct failures</h2>",
-        frame_html(groups),
-        "<h2>Stream check failures</h2>",
-        frame_html(stream_groups(verdict.rows).drop(columns=["reply"])),
-        "<h2>Examples by mismatch kind</h2>",
-        examples(verdict.rows),
+        section(
+            f"New mismatches and errors ({new_rows} rows, {len(new)} distinct)",
+            group_table(new, run, GROUP_COLUMNS) + "<h3>Examples</h3>" + examples(rows, run),
+            "new",
+            opened=True,
+        ),
+        section(
+            "Match rate: template × chunking (unsupported rows and known divergences left out; a cell links "
+            "to its failing rows)",
+            heatmap(rows),
+            "heatmap-section",
+            opened=True,
+        ),
+        section("Failing rows per template × chunking", cell_sections(rows, run), "cells"),
+        section(
+            f"Stream check failures ({len(streams)} distinct; checks: {', '.join(STREAM_CHECKS)})",
+            group_table(streams, run, ["rows", "syntax", "shapes", "what", "templates"]),
+            "streams",
+        ),
+        section(
+            f"Known divergences ({t.by_status[Status.KNOWN.value]} rows, {len(known)} distinct)",
+            group_table(known, run, GROUP_COLUMNS),
+            "known",
+        ),
     ]
     for by, shown in tables.shown.items():
-        body.append(f"<h2>Per {escape(by)}</h2>")
-        for name, frame in shown.items():
-            body += [f"<h3>{escape(name)}</h3>", frame_html(frame)]
+        parts = [f"<h3>{escape(name)}</h3>{frame_html(frame)}" for name, frame in shown.items()]
+        body.append(section(f"Per {by}", "\n".join(parts), anchor("per", by)))
     body += [
-        "<h2>Unexpected matches</h2>",
-        frame_html(unexpected),
-        "<h2>Stale known divergences</h2>",
-        frame_html(stale),
-        "<h2>Where llama.cpp departs from the template's meaning</h2>",
-        frame_html(defects.counts),
+        section(f"Unexpected matches ({len(unexpected)})", frame_html(unexpected), "unexpected"),
+        section(f"Stale known divergences ({len(stale)})", frame_html(stale), "stale"),
+        section(
+            f"Where llama.cpp departs from the template's meaning ({len(defects.clusters)} distinct defects; "
+            "see oracle_defects.md)",
+            frame_html(defects.counts),
+            "defects",
+        ),
     ]
     return "\n".join(
         [
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>chatparity {escape(run.name)}</title><style>{STYLE}</style></head><body>",
             *body,
             "</body></html>",

@@ -4,20 +4,40 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 import pandas as pd
 
+from reports.groups import error_head
 from reports.runs import Run, chunking_key
+from reports.show import request_json, session_request, show_command
 from reports.tables import markdown_table
 
 CLUSTER_COLUMNS = (
-    "template", "shape", "defect", "field", "cases", "mode", "tools", "kwargs", "conversation", "partial",
-    "case_id", "oracle_vs_truth", "reply", "returned", "meant",
+    "defect",
+    "field",
+    "signature",
+    "cases",
+    "templates",
+    "shapes",
+    "template",
+    "shape",
+    "syntax",
+    "mode",
+    "tools",
+    "kwargs",
+    "conversation",
+    "partial",
+    "case_id",
+    "oracle_vs_truth",
+    "reply",
+    "returned",
+    "meant",
+    "request",
 )
+COUNT_COLUMNS = ["defect", "field", "signature", "template", "shape", "cases"]
 
 MARKER = re.compile(
     r"<\|[^<>|]{1,40}\|>|</?[A-Za-z_][\w:.-]{0,30}>|\[/?[A-Z][A-Z_]{2,30}\]|<｜[^｜]{1,40}｜>"
@@ -27,7 +47,7 @@ MARKER = re.compile(
 class Defect(str, Enum):
     """How llama.cpp's reading of a reply departs from the message the template wrote."""
 
-    REJECTS_OWN = "rejects what its template wrote"
+    REJECTS_OWN = "rejects a reply whose meaning is clear"
     LOSES_CALL = "loses a call"
     INVENTS_CALL = "invents a call"
     INVALID_ARGUMENTS = "returns invalid arguments"
@@ -144,37 +164,93 @@ def truth_rows(run: Run) -> pd.DataFrame:
     return rows
 
 
-def oracle_defects(run: Run) -> DefectReport:
-    """Counts of oracle defects per template and shape, and one cluster per (template, shape, defect)."""
+def _edges(text: str) -> tuple[str, str]:
+    """A text's leading and trailing whitespace."""
+    stripped = text.strip()
+    if not stripped:
+        return text, ""
+    start = text.index(stripped)
+    return text[:start], text[start + len(stripped) :]
+
+
+def signature(defect: Defect, field: str, oracle: dict[str, Any], truth: dict[str, Any]) -> str:
+    """What exactly differs, in words that are the same wherever the same defect shows."""
+    if defect is Defect.REJECTS_OWN:
+        return f"error: {error_head(str(oracle.get('rejected', '')))}"
+    if defect is Defect.WHITESPACE:
+        got, want = _edges(oracle.get(field) or ""), _edges(truth.get(field) or "")
+        sides = [
+            f"{side} {want_edge!r} read as {got_edge!r}"
+            for side, got_edge, want_edge in zip(("leading", "trailing"), got, want)
+            if got_edge != want_edge
+        ]
+        return "; ".join(sides) or "whitespace inside the text"
+    if defect is Defect.MARKERS_IN_TEXT:
+        added = set()
+        for name in ("content", "reasoning_content"):
+            added |= _markers(oracle.get(name) or "") - _markers(truth.get(name) or "")
+        return "markers " + ", ".join(sorted(added))
+    if defect in (Defect.LOSES_CALL, Defect.INVENTS_CALL):
+        return (
+            f"{len(oracle.get('tool_calls') or [])} calls read, {len(truth.get('tool_calls') or [])} written"
+        )
+    return field
+
+
+def _request(run: Run, row: pd.Series) -> str:
+    """The session's request as pretty JSON, planned again from the run's source ('' when it is gone)."""
+    request = session_request(run, row)
+    return "" if request is None else request_json(request)
+
+
+def oracle_defects(run: Run, requests: bool = True) -> DefectReport:
+    """Counts per defect and template, and one entry per distinct defect with its shortest reproducer.
+
+    A distinct defect is the way llama.cpp departs from the truth (defect, field and what exactly differs),
+    wherever it shows; its entry lists the templates and shapes it shows on.
+    """
     rows = truth_rows(run)
-    sessions = run.sessions.set_index("session_id")
     if rows.empty:
         return DefectReport(
-            counts=pd.DataFrame(columns=["template", "shape", "defect", "cases"]),
-            clusters=pd.DataFrame(columns=list(CLUSTER_COLUMNS)),
+            counts=pd.DataFrame(columns=COUNT_COLUMNS), clusters=pd.DataFrame(columns=list(CLUSTER_COLUMNS))
         )
+    rows["signature"] = [
+        signature(Defect(defect), field, json.loads(oracle), json.loads(truth))
+        for defect, field, oracle, truth in zip(
+            rows["defect"], rows["field"], rows["oracle_reading"], rows["truth"]
+        )
+    ]
+    keys = ["defect", "field", "signature"]
     counts = (
-        rows.groupby(["template", "shape", "defect"])
+        rows.groupby([*keys, "template", "shape"])
         .size()
         .rename("cases")
         .reset_index()
-        .sort_values(["template", "shape", "defect"], kind="stable")
+        .sort_values([*keys, "template", "shape"], kind="stable")
         .reset_index(drop=True)
     )
     rows["_length"] = rows["reply"].str.len()
-    ordered = rows.sort_values(["template", "shape", "defect", "_length", "case_id"], kind="stable")
-    grouped = ordered.groupby(["template", "shape", "defect"], sort=False)
-    clusters = (
-        grouped.first().reset_index().join(grouped.size().rename("cases"), on=["template", "shape", "defect"])
+    ordered = rows.sort_values([*keys, "_length", "case_id"], kind="stable")
+    grouped = ordered.groupby(keys, sort=False)
+    clusters = grouped.first().reset_index()
+    spans = grouped.agg(
+        cases=("case_id", "nunique"),
+        templates=("template", lambda names: ", ".join(sorted(set(names)))),
+        shapes=("shape", lambda names: ", ".join(sorted(set(names)))),
     )
+    clusters = clusters.join(spans, on=keys)
+    sessions = run.sessions.set_index("session_id")
     clusters["kwargs"] = [
         sessions.at[sid, "kwargs"] if sid in sessions.index else "" for sid in clusters["session_id"]
     ]
+    clusters["request"] = [_request(run, row) if requests else "" for _, row in clusters.iterrows()]
     clusters = clusters.rename(columns={"oracle_reading": "returned", "truth": "meant"})
-    clusters = clusters.sort_values(
-        ["cases", "template", "shape", "defect"], ascending=[False, True, True, True], kind="stable"
+    clusters = clusters.sort_values([*keys], kind="stable").sort_values(
+        "cases", ascending=False, kind="stable"
     )
-    return DefectReport(counts=counts, clusters=clusters[list(CLUSTER_COLUMNS)].reset_index(drop=True))
+    return DefectReport(
+        counts=counts[COUNT_COLUMNS], clusters=clusters[list(CLUSTER_COLUMNS)].reset_index(drop=True)
+    )
 
 
 def _pretty(text: str) -> str:
@@ -182,78 +258,74 @@ def _pretty(text: str) -> str:
     return json.dumps(json.loads(text), indent=2, ensure_ascii=False, sort_keys=True)
 
 
-def _fence(text: str) -> str:
+def _fence(text: str, language: str = "") -> str:
     """A fenced markdown code block that survives backticks inside the text."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
+    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def candidate_entry(cluster: pd.Series) -> str:
-    """A known-divergences entry a maintainer could paste for this cluster."""
+    """A known-divergences entry a parser's maintainer could paste for this defect."""
     return "\n".join(
         [
             "[[divergence]]",
-            f"template = {json.dumps(cluster['template'])}",
+            f"syntax = {json.dumps(cluster['syntax'])}",
             f"shape = {json.dumps(cluster['shape'])}",
             f"kind = {json.dumps(cluster['oracle_vs_truth'])}",
-            f"reason = {json.dumps(f'llama.cpp {cluster.defect} in {cluster.field}')}",
+            f"reason = {json.dumps(f'llama.cpp {cluster.defect} in {cluster.field}: {cluster.signature}')}",
         ]
     )
 
 
-def session_command(cluster: pd.Series, profile: str) -> str:
-    """The command printing the cluster's session (messages, tools) and replies."""
-    return (
-        f"chatparity corpus --profile {shlex.quote(profile)} --template {shlex.quote(cluster['template'])} "
-        f"--mode {shlex.quote(cluster['mode'])}"
-    )
-
-
-def defects_markdown(report: DefectReport, profile: str = "quick") -> str:
-    """The oracle defects as markdown: counts per template and shape, then each cluster's reproducer."""
+def defects_markdown(report: DefectReport, run: Run) -> str:
+    """The oracle defects as markdown: one entry per distinct defect, each ready for an upstream issue."""
+    stamp = run.stamp
+    commit = stamp.get("llama_cpp_commit", "?")
+    version = stamp.get("llama_cpp_python_version", "?")
+    cases = int(report.clusters["cases"].sum()) if not report.clusters.empty else 0
     parts = [
         "# Where llama.cpp departs from the template's own meaning",
         "",
         (
-            f"Cases with truth where llama.cpp's reading is not the message the template wrote: "
-            f"{int(report.counts['cases'].sum()) if not report.counts.empty else 0}."
+            f"llama.cpp commit `{commit}` (as vendored by llama-cpp-python {version}), reasoning format "
+            f"`deepseek`. {cases} cases with truth are read otherwise than the message their template wrote; "
+            f"they make {len(report.clusters)} distinct defects."
         ),
         "",
-        markdown_table(report.counts),
+        markdown_table(report.clusters[["defect", "field", "signature", "cases", "templates"]], 80),
     ]
     for number, cluster in report.clusters.iterrows():
         parts += [
             "",
-            (
-                f"## {number + 1}. {cluster['template']}: {cluster['defect']} in {cluster['field']} "
-                f"(shape {cluster['shape']}, cases: {cluster['cases']})"
-            ),
+            f"## {number + 1}. llama.cpp {cluster['defect']} in {cluster['field']}: {cluster['signature']}",
             "",
+            f"- seen in {cluster['cases']} cases, on {cluster['templates']}; shapes {cluster['shapes']}",
             (
-                f"- request: mode `{cluster['mode']}`, tools `{cluster['tools']}`, "
-                f"kwargs `{cluster['kwargs']}`, conversation `{cluster['conversation']}`, "
-                f"{'partial' if cluster['partial'] else 'finished'} reply"
+                f"- llama.cpp commit `{commit}`; template `models/templates/{cluster['template']}`; mode "
+                f"`{cluster['mode']}` (kwargs `{cluster['kwargs']}`); reasoning format `deepseek`; "
+                f"{'a partial (cut) reply' if cluster['partial'] else 'a finished reply'}"
             ),
-            (
-                f"- case: `{cluster['case_id']}`; the session's messages and tools: "
-                f"`{session_command(cluster, profile)}`"
-            ),
+            f"- the case in full, and a command that replays it: `{show_command(cluster['case_id'], run.directory)}`",
             "",
-            "Reply:",
+            "Request (the chat request before the reply):",
+            "",
+            _fence(cluster["request"] or "(not planned by this checkout any more)", "json"),
+            "",
+            "Reply (the model's text after the generation prompt):",
             "",
             _fence(cluster["reply"]),
             "",
             "llama.cpp returned:",
             "",
-            _fence(_pretty(cluster["returned"])),
+            _fence(_pretty(cluster["returned"]), "json"),
             "",
             "The template meant:",
             "",
-            _fence(_pretty(cluster["meant"])),
+            _fence(_pretty(cluster["meant"]), "json"),
             "",
-            "Known-divergence candidate:",
+            "Known-divergence candidate for a parser that reads it as the template meant:",
             "",
-            _fence(candidate_entry(cluster)),
+            _fence(candidate_entry(cluster), "toml"),
         ]
     return "\n".join(parts) + "\n"

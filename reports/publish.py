@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from reports.coverage import Coverage, coverage, coverage_markdown
-from reports.divergences import DEFAULT_PATH, Verdict, classify_run
+from reports.divergences import Verdict, classify_run
 from reports.groups import failure_groups, stream_groups
 from reports.html import page
+from reports.multiturn import multiturn_section
 from reports.oracle_defects import defects_markdown, oracle_defects
+from reports.expectations import failing_rows
 from reports.runs import Run, load_run
-from reports.summary import summary_markdown
+from reports.summary import summary_markdown, summary_text
 from reports.tables import Tables, build_tables, markdown_table, records
 
 WIDTH = 100
@@ -90,6 +93,7 @@ def report_markdown(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataF
     streams = stream_groups(verdict.rows)
     parts = [
         summary_markdown(run, verdict, "report.html"),
+        *multiturn_section(run.directory, str(run.stamp.get("parser", ""))),
         "## All distinct failures",
         "",
         markdown_table(groups[GROUP_COLUMNS], WIDTH),
@@ -106,11 +110,28 @@ def report_markdown(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataF
     return "\n".join(parts)
 
 
-def write_report(run_dir: Path, out: Path | None = None, divergences: Path = DEFAULT_PATH) -> list[Path]:
-    """Write all report files of the run in `run_dir` into `out` (default: the run directory); return them."""
+@dataclass(frozen=True)
+class Published:
+    """The report files written for a run, and its one-screen terminal summary."""
+
+    files: list[Path]
+    summary: str
+    run: Run
+    verdict: Verdict
+
+
+def publish(run_dir: Path, out: Path | None = None, divergences: Path | None = None) -> Published:
+    """Load and classify the run in `run_dir` once; write its report files into `out` (default: the run
+    directory) and return them with the terminal summary."""
     run = load_run(Path(run_dir))
     verdict = classify_run(run, divergences)
     target = Path(out) if out is not None else run.directory
+    files = write_files(run, verdict, target)
+    return Published(files, summary_text(run, verdict, target / "report.md"), run, verdict)
+
+
+def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
+    """Write all report files of a classified run into `target`; return them."""
     target.mkdir(parents=True, exist_ok=True)
     tables = build_tables(verdict.rows)
     groups = failure_groups(verdict.rows)
@@ -121,7 +142,8 @@ def write_report(run_dir: Path, out: Path | None = None, divergences: Path = DEF
     written[2].write_text(summary_markdown(run, verdict, "report.html"), encoding="utf-8")
     for by, counts in tables.counts.items():
         written.append(write_csv(target / f"counts_by_{by}.csv", counts))
-    written.append(write_csv(target / "failures.csv", groups))
+    written.append(write_csv(target / "failures.csv", failing_rows(verdict.rows, run.directory)))
+    written.append(write_csv(target / "failure_groups.csv", groups))
     written.append(write_csv(target / "stream_failures.csv", stream_groups(verdict.rows)))
     written.append(
         write_json(
@@ -144,7 +166,7 @@ def write_report(run_dir: Path, out: Path | None = None, divergences: Path = DEF
         )
     )
     defects_md = target / "oracle_defects.md"
-    defects_md.write_text(defects_markdown(defects, str(run.stamp.get("profile", "quick"))), encoding="utf-8")
+    defects_md.write_text(defects_markdown(defects, run), encoding="utf-8")
     written.append(defects_md)
     written.append(
         write_json(

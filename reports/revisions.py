@@ -33,14 +33,15 @@ def run_name(revision: str | None) -> str:
 
 
 def sweep_in(tree: Path, out: Path, sweep_args: list[str]) -> Path:
-    """Run `python -m harness sweep SWEEP_ARGS --out OUT` with the code of `tree`; return OUT."""
+    """Run `python -m chatparity sweep SWEEP_ARGS --out OUT` with the code of `tree`; return OUT."""
     environment = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join(part for part in (str(tree), os.environ.get("PYTHONPATH", "")) if part),
     )
-    command = [sys.executable, "-m", "harness", "sweep", *sweep_args, "--out", str(out)]
+    command = [sys.executable, "-m", "chatparity", "sweep", *sweep_args, "--out", str(out)]
     done = subprocess.run(command, cwd=tree, env=environment, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
+    stored = done.returncode == 1 and (out / "rows.sqlite").is_file()
+    if done.returncode != 0 and not stored:
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-20:])
         raise RevisionError(
             f"the sweep failed in {tree} (exit {done.returncode}): {' '.join(command)}\n{tail}"

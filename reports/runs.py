@@ -9,7 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from harness.store import STORE_NAME, read_stamp
+from chatparity.model import Row, columns
+from harness.store import StoreError, open_store, read_stamp, store_file
 
 CHUNKING_ORDER = ("whole", "char", "char2", "char3", "split")
 PIN_KEYS = ("llama_cpp_commit", "template_index_hash", "profile")
@@ -46,28 +47,24 @@ class Run:
         return isinstance(selection, dict) and not any(selection.get(key) for key in SELECTION_KEYS)
 
 
-def store_file(path: Path) -> Path:
-    """The SQLite file of a run given as its directory or the file itself."""
-    file = path / STORE_NAME if path.is_dir() else path
-    if not file.is_file():
-        raise RunError(f"{path}: no run store here (expected {STORE_NAME} in the run directory)")
-    return file
-
-
 def load_run(path: Path) -> Run:
     """Read the run at `path` (a run directory or its rows.sqlite)."""
-    file = store_file(Path(path))
-    connection = sqlite3.connect(f"file:{file}?mode=ro", uri=True)
     try:
-        tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        missing = {"stamp", "sessions", "rows"} - tables
-        if missing:
-            raise RunError(f"{file}: not a run store, missing tables {sorted(missing)}")
+        file = store_file(Path(path))
+        connection = open_store(file)
+    except StoreError as error:
+        raise RunError(str(error)) from None
+    try:
         stamp = read_stamp(connection)
         sessions = pd.read_sql("SELECT * FROM sessions ORDER BY session_id", connection)
         rows = pd.read_sql("SELECT * FROM rows ORDER BY case_id, chunking", connection)
+    except (sqlite3.DatabaseError, pd.errors.DatabaseError, ValueError) as error:
+        raise RunError(f"{file}: not a readable run store: {error}") from None
     finally:
         connection.close()
+    missing = [name for name in columns(Row) if name not in rows.columns]
+    if missing:
+        raise RunError(f"{file}: not a run store of this version, its rows lack {', '.join(missing)}")
     return Run(directory=file.parent, stamp=stamp, sessions=sessions, rows=rows)
 
 

@@ -1,8 +1,12 @@
-"""How a report counts a row: the raw outcome with known divergences applied."""
+"""How a report counts a row: the raw outcome (chatparity.model) with known divergences applied."""
 
 from __future__ import annotations
 
 from enum import Enum
+
+from chatparity.model import ORACLE_FAILURES, PARSER_FAILURES, STREAM_CHECKS, Kind, Outcome
+
+__all__ = ["MISMATCH_KINDS", "ORACLE_ERRORS", "PARSER_ERRORS", "STREAM_CHECKS", "Status", "outcome_label", "raw_status"]
 
 
 class Status(str, Enum):
@@ -17,27 +21,26 @@ class Status(str, Enum):
     UNSUPPORTED = "unsupported"
 
 
-MISMATCH_KINDS = ("content", "reasoning", "calls", "rejects", "accepts")
-ORACLE_ERRORS = ("oracle_crashed", "oracle_timeout")
-PARSER_ERRORS = ("parser_crashed", "parser_timeout")
-STREAM_CHECKS = ("consistent", "monotonic", "clean", "snapshot_parity")
+MISMATCH_KINDS = tuple(kind.value for kind in Kind)
+ORACLE_ERRORS = tuple(outcome.value for outcome in ORACLE_FAILURES)
+PARSER_ERRORS = tuple(outcome.value for outcome in PARSER_FAILURES)
 
 
 def raw_status(outcome: str) -> Status:
     """The status of a raw outcome before known divergences are applied."""
-    if outcome == "match":
+    if outcome == Outcome.MATCH.value:
         return Status.MATCH
-    if outcome == "mismatch":
+    if outcome == Outcome.MISMATCH.value:
         return Status.MISMATCH
     if outcome in ORACLE_ERRORS:
         return Status.ORACLE_ERROR
     if outcome in PARSER_ERRORS:
         return Status.PARSER_ERROR
-    if outcome == "unsupported":
+    if outcome == Outcome.UNSUPPORTED.value:
         return Status.UNSUPPORTED
     raise ValueError(f"unknown row outcome {outcome!r}")
 
 
 def outcome_label(outcome: str, kind: str) -> str:
     """The outcome with its mismatch kind, e.g. 'mismatch:calls', the form baselines and diffs compare."""
-    return f"{outcome}:{kind}" if outcome == "mismatch" and kind else outcome
+    return f"{outcome}:{kind}" if outcome == Outcome.MISMATCH.value and kind else outcome

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports.divergences import DEFAULT_PATH, Verdict, classify_run
+from reports.divergences import Verdict, classify_run
 from reports.groups import failure_groups, stream_groups
 from reports.runs import Run, load_run
+from reports.show import show_command
 from reports.statuses import MISMATCH_KINDS, ORACLE_ERRORS, PARSER_ERRORS, STREAM_CHECKS, Status
 from reports.tables import markdown_table, rate
 
@@ -22,6 +23,7 @@ class Totals:
     """The headline counts of a run."""
 
     rows: int
+    supported: int
     by_status: dict[str, int]
     kinds: dict[str, int]
     oracle_errors: int
@@ -35,29 +37,49 @@ class Totals:
 
 def totals(verdict: Verdict) -> Totals:
     """Count a classified run."""
-    rows = verdict.rows
+    all_rows = verdict.rows
+    rows = all_rows[all_rows["status"] != Status.UNSUPPORTED.value]
     is_match = rows["status"] == Status.MATCH.value
+    judged = rows["status"] != Status.KNOWN.value
     finished = rows["partial"] == 0
     mismatched = rows[rows["status"] == Status.MISMATCH.value]
     streamed = rows[(rows["chunking"] != "whole") & rows["consistent"].notna()]
     return Totals(
-        rows=len(rows),
-        by_status={status.value: int((rows["status"] == status.value).sum()) for status in Status},
+        rows=len(all_rows),
+        supported=len(rows),
+        by_status={status.value: int((all_rows["status"] == status.value).sum()) for status in Status},
         kinds={kind: int((mismatched["kind"] == kind).sum()) for kind in MISMATCH_KINDS},
         oracle_errors=int(rows["outcome"].isin(ORACLE_ERRORS).sum()),
         parser_errors=int(rows["outcome"].isin(PARSER_ERRORS).sum()),
-        finished=(int((is_match & finished).sum()), int(finished.sum())),
-        partial=(int((is_match & ~finished).sum()), int((~finished).sum())),
+        finished=(int((is_match & finished).sum()), int((judged & finished).sum())),
+        partial=(int((is_match & ~finished).sum()), int((judged & ~finished).sum())),
         streamed=len(streamed),
         stream_passes={check: int((streamed[check] == 1).sum()) for check in STREAM_CHECKS},
         stale=len(verdict.stale),
     )
 
 
+def headline(t: Totals) -> str:
+    """The run in one sentence: match rate over the rows the parser reads, known divergences apart."""
+    status = t.by_status
+    judged = t.supported - status[Status.KNOWN.value]
+    return (
+        f"{t.rows} rows; {status['unsupported']} unsupported (sessions the parser declines) are left out; of "
+        f"the {t.supported} read: match {rate(status['match'], judged)} of those not known to diverge; "
+        f"new mismatches {status['mismatch']}; known divergences {status[Status.KNOWN.value]}; "
+        f"unexpected matches {status[Status.UNEXPECTED_MATCH.value]}; parser errors {t.parser_errors}; "
+        f"oracle errors {t.oracle_errors}; finished {rate(*t.finished)}, partial {rate(*t.partial)}"
+    )
+
+
 def worst_templates(rows: pd.DataFrame, count: int = 5) -> list[str]:
-    """The templates with the lowest match rate (then most rows), as 'name m/t (p%)'."""
+    """The templates the parser reads with the lowest match rate (then most rows), as 'name m/t (p%)'.
+
+    Unsupported rows and known divergences are left out of both counts.
+    """
+    judged = rows[~rows["status"].isin([Status.UNSUPPORTED.value, Status.KNOWN.value])]
     per = (
-        rows.assign(is_match=rows["status"] == Status.MATCH.value)
+        judged.assign(is_match=judged["status"] == Status.MATCH.value)
         .groupby("template")["is_match"]
         .agg(["sum", "size"])
     )
@@ -101,14 +123,12 @@ def summary_text(run: Run, verdict: Verdict, report: Path | None = None) -> str:
     lines = [
         f"chatparity run {run.name}: {stamp_line(run)}",
         (
-            f"rows {t.rows}: match {rate(status['match'], t.rows)}; "
+            f"rows {t.supported} read ({status['unsupported']} unsupported left out): match "
+            f"{rate(status['match'], t.supported - status['known divergence'])}; "
             f"finished {rate(*t.finished)}, partial {rate(*t.partial)}"
         ),
-        f"mismatch {status['mismatch']} ({kinds}); known divergences {status['known divergence']}",
-        (
-            f"errors: oracle {t.oracle_errors}, parser {t.parser_errors}; "
-            f"unsupported {status['unsupported']} rows"
-        ),
+        f"new mismatches {status['mismatch']} ({kinds}); known divergences {status['known divergence']}",
+        f"errors: oracle {t.oracle_errors}, parser {t.parser_errors}",
         f"streams: {t.streamed} streamed; passing {checks}",
     ]
     if run.lost:
@@ -145,11 +165,11 @@ def summary_markdown(run: Run, verdict: Verdict, report: str | None = None) -> s
     headline = pd.DataFrame(
         [
             {
-                "rows": t.rows,
-                "match": rate(status["match"], t.rows),
+                "rows read": t.supported,
+                "match": rate(status["match"], t.supported - status["known divergence"]),
                 "finished": rate(*t.finished),
                 "partial": rate(*t.partial),
-                "mismatch": status["mismatch"],
+                "new mismatches": status["mismatch"],
                 "known": status["known divergence"],
                 "unexpected match": status["unexpected match"],
                 "stale entries": t.stale,
@@ -161,9 +181,8 @@ def summary_markdown(run: Run, verdict: Verdict, report: str | None = None) -> s
     )
     kinds = pd.DataFrame([t.kinds])
     groups = failure_groups(verdict.rows, (Status.MISMATCH, Status.PARSER_ERROR, Status.ORACLE_ERROR))
-    shown = groups.head(TOP)[
-        ["rows", "status", "family", "syntax", "shapes", "kind", "what", "template", "mode", "chunking"]
-    ]
+    shown = groups.head(TOP)[["rows", "status", "syntax", "shapes", "kind", "what", "template", "mode", "chunking"]]
+    shown = shown.assign(show=[f"`{show_command(case, run.directory)}`" for case in groups.head(TOP)["case_id"]])
     lost = (
         [f"> **{len(run.lost)} sweep items failed; their rows are missing** (e.g. `{run.lost[0]}`)", ""]
         if run.lost
@@ -204,20 +223,14 @@ def summary_markdown(run: Run, verdict: Verdict, report: str | None = None) -> s
     return "\n".join(parts) + "\n"
 
 
-def classify(run_dir: Path, divergences: Path = DEFAULT_PATH) -> tuple[Run, Verdict]:
+def classify(run_dir: Path, divergences: Path | None = None) -> tuple[Run, Verdict]:
     """Load a run and apply the known divergences to it."""
     run = load_run(Path(run_dir))
     return run, classify_run(run, divergences)
 
 
-def summarize(run_dir: Path, divergences: Path = DEFAULT_PATH) -> str:
+def summarize(run_dir: Path, divergences: Path | None = None) -> str:
     """The one-screen terminal summary of the run in `run_dir` (for the end of a sweep)."""
     run, verdict = classify(run_dir, divergences)
     report = run.directory / "report.md"
     return summary_text(run, verdict, report if report.exists() else None)
-
-
-def markdown_summary(run_dir: Path, divergences: Path = DEFAULT_PATH, report: str | None = None) -> str:
-    """The markdown summary of the run in `run_dir` (for $GITHUB_STEP_SUMMARY or a PR comment)."""
-    run, verdict = classify(run_dir, divergences)
-    return summary_markdown(run, verdict, report)

@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from oracle.pins import resolve_version
+from templates.pins import resolve_version
+from templates.upstream import ensure_source
 
 INDEX_PATH = Path(__file__).with_name("index.json")
 FAMILIES_PATH = Path(__file__).with_name("families.json")
@@ -82,8 +83,6 @@ def index_hash(path: Path = INDEX_PATH) -> str:
 
 def templates_dir(version: str | None = None) -> Path:
     """The upstream templates directory of a pinned llama.cpp (extracted into the cache on first use)."""
-    from oracle.source import ensure_source
-
     return ensure_source(resolve_version(version)) / "models" / "templates"
 
 

@@ -1,69 +1,48 @@
-"""Compare the project parser with the oracle on one template: the catalog corpus and hand-written replies,
-read whole (finished and cut off) and fed one character at a time."""
+"""The project parser's conformance on one template, read by the harness's own runner: the rows a sweep
+would store (the same comparison, server view and stream checks), each failing row described."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from fnmatch import fnmatch
+from functools import cache
+
+import pandas as pd
 
 import reply
+from chatparity.model import (
+    Message,
+    Outcome,
+    Reading,
+    Rejection,
+    Reply,
+    Row,
+    Session,
+    columns,
+    reading_from_json,
+)
 from corpora import catalog
-from harness.readings import Message, Rejection
-from reply.reader import extends, hold_back
+from corpora.planning import PlannedSession
+from harness import compare as comparison
+from harness.oracle_cache import OracleCache, default_directory
+from harness.oracle_reads import OracleIdentity, OracleReads
+from harness.parser_specs import load_parser, parser_spec
+from harness.runner import SessionRunner
+from reply.reader import Reader, extends, hold_back
+from reports.divergences import DEFAULT_PATH, apply_divergences, load_divergences
+from reports.statuses import Status
 
-
-def reading(read: Any) -> tuple:
-    """A reading for comparison: rejection, or reasoning, content and calls (arguments as parsed JSON, id)."""
-    if isinstance(read, (Rejection, reply.Rejected)):
-        return ("rejected",)
-    calls = []
-    for call in read.tool_calls:
-        try:
-            arguments = json.dumps(json.loads(call.arguments), sort_keys=True)
-        except ValueError:
-            arguments = "raw:" + call.arguments
-        calls.append((call.name, arguments, call.id))
-    return (read.reasoning_content, read.content, tuple(calls))
-
-
-def mine(action: Any, *args: Any, **kwargs: Any) -> tuple:
-    """The project parser's reading by one call (a message, or its refusal)."""
-    try:
-        return reading(action(*args, **kwargs))
-    except reply.Rejected as refusal:
-        return reading(refusal)
-
-
-def _held(read: Message, reader: Any, text: str) -> reply.Message:
-    return hold_back(reply.Message(read.reasoning_content, read.content, tuple(read.tool_calls)),
-                     reader.prefix + text, reader.markers)
-
-
-def shown(oracle: Any, handle: int, reader: Any, text: str, partial: bool) -> Any:
-    """llama.cpp's reading of a reply as the parser shows it: finished, the oracle's read; cut off, its read
-    with a marker still arriving held back; where either shows nothing, what llama.cpp's partial reads of
-    each prefix last showed (each held back, kept only when it adds to the one shown before)."""
-    read = oracle.parse(handle, text, partial=partial)
-    if not isinstance(read, Message):
-        return read
-    held = _held(read, reader, text) if partial else read
-    if reading(held) != reading(reply.Message()) or not text:
-        return held
-    last = reply.Message()
-    for cut in range(1, len(text) + 1):
-        step = oracle.parse(handle, text[:cut], partial=True)
-        if isinstance(step, Message):
-            fresh = _held(step, reader, text[:cut])
-            if not fresh.empty and extends(last, fresh):
-                last = fresh
-    return last
+PARSER = "reply"
+STREAM_CHECKS = ("consistent", "monotonic")
+Extras = Callable[[PlannedSession], Sequence[tuple[str, bool]]]
 
 
 @dataclass
 class Tally:
-    """Replies compared and the differences found (each a short description)."""
+    """Rows read and the failing ones (each a short description)."""
 
     whole: int = 0
     streamed: int = 0
@@ -71,69 +50,187 @@ class Tally:
     differences: list[str] = field(default_factory=list)
 
 
-def compare(oracle: Any, template: str, extra: tuple[str, ...], syntax: str, stream_every: int = 4,
-            modes: tuple[str, ...] = ("*",)) -> Tally:
-    """Every quick-profile session of the template: each corpus reply and each extra reply whole, every
-    `stream_every`-th finished one (and the extra ones in every third session) streamed per character;
-    then the same sessions with reasoning_format none, whole only."""
-    tally = Tally()
-    planned = [p for mode in modes for p in catalog.plan("quick", templates=template, mode=mode)]
-    assert planned, f"no sessions for {template}"
-    runs = [(plan, plan.session, True) for plan in planned]
-    runs += [(plan, dataclasses.replace(plan.session, reasoning_format="none"), False) for plan in planned]
-    for number, (plan, session, streamed) in enumerate(runs):
-        reader = reply.open(session)
-        assert reader.syntax.name == syntax, f"{template}: read as {reader.syntax.name}"
-        handle = oracle.render(session.render_request()).handle
-        corpus = [(r.text, r.partial) for r in catalog.replies(plan, "quick")]
-        cases = corpus + [(text, False) for text in extra] + [(text[:cut], True) for text in extra
-                                                               for cut in (len(text) // 2, len(text) - 2)]
-        for index, (text, partial) in enumerate(cases):
-            expected = reading(shown(oracle, handle, reader, text, partial))
-            got = mine(reader.parse, text, partial=partial)
-            tally.whole += 1
-            tally.with_calls += expected != ("rejected",) and bool(expected[2])
-            if got != expected:
-                tally.differences.append(f"{session.mode.label} {session.reasoning_format} partial={partial} "
-                                         f"{text!r}: {got} != {expected}")
-            is_extra = index >= len(corpus)
-            sampled = index % stream_every == 0 or (is_extra and number % 3 == 0)
-            if not streamed or partial or not text or not sampled:
-                continue
-            tally.differences += _stream(oracle, handle, reader, text, session.mode.label)
-            tally.streamed += 1
-    return tally
+@cache
+def oracle_reads() -> OracleReads:
+    """The oracle as the sweep reads it: llama.cpp at the pin, through the shared answer cache."""
+    return OracleReads(OracleIdentity.of(), OracleCache(default_directory()))
 
 
-def behind(got: tuple, expected: tuple) -> bool:
-    """Whether a snapshot shows no more than llama.cpp's partial read: its texts, call names and arguments
-    are prefixes of the oracle's (a stream holds back a marker that is still arriving)."""
-    if got == expected or expected == ("rejected",):
-        return True
-    if got == ("rejected",) or len(got[2]) > len(expected[2]):
+@cache
+def parser() -> object:
+    """The project parser as the sweep drives it."""
+    return load_parser(parser_spec(PARSER))
+
+
+def extra_replies(texts: Sequence[tuple[str, bool]]) -> list[Reply]:
+    """Hand-made replies (text, partial) as corpus replies of origin `extra`."""
+    return [Reply(text, partial, "extra", "extra-cut" if partial else "extra") for text, partial in texts]
+
+
+def held(reader: Reader, read: Message, text: str) -> reply.Message:
+    """llama.cpp's read of `text` with the start of a marker, or of a value, still arriving held back."""
+    calls = tuple(reply.ToolCall(call.name, call.arguments, call.id) for call in read.tool_calls)
+    return hold_back(reply.Message(read.reasoning_content, read.content, calls), reader.prefix + text, reader.markers)
+
+
+def same(expected: Reading, row: Row) -> bool:
+    """Whether the row's parser reading equals `expected` under the harness's comparison, the parser's
+    arguments allowed to close what `expected` leaves open (a finished reply's calls are closed)."""
+    if row.parser_reading is None:
         return False
-    return (expected[0].startswith(got[0]) and expected[1].startswith(got[1])
-            and all(new[0].startswith(old[0]) for old, new in zip(got[2], expected[2])))
+    got = reading_from_json(json.loads(row.parser_reading))
+    if isinstance(got, Message) and isinstance(expected, Message) and len(got.tool_calls) == len(expected.tool_calls):
+        calls = tuple(
+            dataclasses.replace(mine, arguments=shown.arguments)
+            if mine.arguments.startswith(shown.arguments) and set(mine.arguments[len(shown.arguments):]) <= set('"]} ')
+            else mine
+            for mine, shown in zip(got.tool_calls, expected.tool_calls)
+        )
+        got = dataclasses.replace(got, tool_calls=calls)
+    return comparison.compare(expected, got) is None
 
 
-def _stream(oracle: Any, handle: int, reader: Any, text: str, label: str) -> list[str]:
-    """Per-character snapshots never retract and never run ahead of llama.cpp's partial reads; the finish and
-    the whole parse equal llama.cpp's whole read, or the last snapshot where that read is empty (as
-    llama-server keeps its last message)."""
-    expected = oracle.stream(handle, text, list(range(1, len(text) + 1)))
-    stream = reader.stream()
-    previous = reading(reply.Message())
-    for cut, char in enumerate(text, start=1):
-        got = mine(stream.feed, char)
-        oracle_partial = reading(expected.partials[cut - 1])
-        if got != previous and not behind(got, oracle_partial):
-            return [f"{label} stream {text!r} after {text[:cut]!r}: {got} ahead of {oracle_partial}"]
-        if not behind(previous, got):
-            return [f"{label} stream {text!r} after {text[:cut]!r}: {got} retracts {previous}"]
-        previous = got
-    whole = reading(oracle.parse(handle, text))
-    end = previous if whole == reading(reply.Message()) else whole
-    finished, parsed = mine(stream.finish), mine(reader.parse, text)
-    if finished != end or parsed != end:
-        return [f"{label} stream {text!r} finished: {finished}, whole {parsed} != {end}"]
-    return []
+def held_back(reader: Reader, row: Row) -> bool:
+    """Whether a cut-off reply's reading is llama.cpp's, held back (the parser's documented difference)."""
+    oracle = reading_from_json(json.loads(row.oracle_reading or "{}"))
+    return isinstance(oracle, Message) and same(Message.of(held(reader, oracle, row.reply)), row)
+
+
+def last_shown(reader: Reader, session: Session, text: str) -> Message:
+    """What llama-server last showed streaming `text` character by character, each read held back and kept
+    only when it adds to the one before (the parser's reading of a reply llama.cpp reads as nothing)."""
+    partials = oracle_reads().session(session).partials(text, range(1, len(text) + 1))
+    last = reply.Message()
+    for cut, read in partials.items():
+        if isinstance(read, Message):
+            fresh = held(reader, read, text[:cut])
+            if not fresh.empty and extends(last, fresh):
+                last = fresh
+    return Message.of(last)
+
+
+def as_streamed(reader: Reader, session: Session) -> Callable[[Row], bool]:
+    """The parser's documented differences from llama.cpp (reply/__init__.py), as expected failures: a cut-off
+    reply, or the end of a stream, shows llama.cpp's read with a marker or value still arriving held back (and
+    a finished call's arguments closed from their closable prefix into a JSON object); a reply llama.cpp reads
+    as nothing (empty or refused) shows what llama-server last showed streaming it,
+    held back the same way."""
+
+    def expected(row: Row) -> bool:
+        if row.outcome != Outcome.MISMATCH.value:
+            return False
+        if (row.partial or row.chunking != "whole" or row.kind == "calls") and held_back(reader, row):
+            return True
+        oracle = reading_from_json(json.loads(row.oracle_reading or "{}"))
+        shows_nothing = isinstance(oracle, Rejection) or oracle == Message()
+        return shows_nothing and same(last_shown(reader, session, row.reply), row)
+
+    return expected
+
+
+def failures(rows: Sequence[Row], expected: Callable[[Row], bool] = lambda row: False) -> list[str]:
+    """The rows that fail: not a match (known divergences and `expected` failures aside), or a broken
+    consistent/monotonic check."""
+    frame = pd.DataFrame([dataclasses.asdict(row) for row in rows], columns=columns(Row))
+    verdict = apply_divergences(frame, frame, load_divergences(DEFAULT_PATH))
+    failing = []
+    for row, status in zip(rows, verdict.rows["status"]):
+        if status in (Status.MATCH.value, Status.KNOWN.value, Status.UNSUPPORTED.value) or expected(row):
+            broken = [check for check in STREAM_CHECKS if getattr(row, check) == 0]
+            if not broken:
+                continue
+            failing.append(f"{row.mode} {row.chunking} {row.reply!r}: {row.stream_detail}")
+        else:
+            failing.append(
+                f"{row.mode} {row.chunking} partial={row.partial} {row.reply!r}: {status} {row.kind} "
+                f"{row.detail or row.error} (parser {row.parser_reading}, llama.cpp {row.oracle_reading})"
+            )
+    return failing
+
+
+def run_rows(
+    planned: PlannedSession, replies: Sequence[Reply], streamed: Callable[[Reply], bool]
+) -> tuple[Row, ...]:
+    """The rows of one session: every reply whole, the `streamed` ones also fed one character at a time."""
+
+    def applies(chunking: str, reply_: Reply) -> bool:
+        return chunking == "whole" or streamed(reply_)
+
+    return SessionRunner(planned, replies, parser(), oracle_reads(), ("whole", "char"), applies).run().rows
+
+
+def compare(
+    oracle: object,
+    template: str,
+    extra: tuple[str, ...],
+    syntax: str,
+    stream_every: int = 4,
+    modes: tuple[str, ...] = ("*",),
+) -> Tally:
+    """Every quick-profile session of the template through the harness runner: each corpus reply and each
+    extra reply (finished, and cut at half and two before the end) whole; every `stream_every`-th finished
+    corpus reply (and the extras in every third session) per character; then the same sessions with
+    reasoning_format none, whole only. `oracle` (the test's llama.cpp fixture) is unused: the runner reads
+    llama.cpp through the sweep's cached adapter."""
+    extras = [(text, False) for text in extra] + [
+        (text[:cut], True) for text in extra for cut in (len(text) // 2, len(text) - 2)
+    ]
+    return conform(template, syntax, lambda planned: extras, modes, stream_every)
+
+
+def conform(
+    template: str,
+    syntax: str,
+    extras: Extras,
+    modes: tuple[str, ...] = ("*",),
+    stream_every: int = 4,
+    corpus: bool = True,
+    sessions: int | None = None,
+    reasoning_none: bool = True,
+    conversation: str = "*",
+) -> Tally:
+    """The template's quick-profile sessions of the `conversation` glob (the first `sessions` of them) read by
+    the harness runner: catalog replies when `corpus`, plus `extras(planned)`; finished replies streamed per
+    character by the sampling rule of `compare` (none when `stream_every` is 0), cut-off extras always; then
+    reasoning_format none, whole only, when `reasoning_none`."""
+    tally = Tally()
+    planned = [
+        p
+        for mode in modes
+        for p in catalog.plan("quick", templates=template, mode=mode)
+        if fnmatch(p.session.conversation, conversation)
+    ]
+    planned = planned[:sessions] if sessions is not None else planned
+    assert planned, f"no sessions for {template}"
+    runs = [(plan, True) for plan in planned]
+    if reasoning_none:
+        runs += [
+            (dataclasses.replace(plan, session=dataclasses.replace(plan.session, reasoning_format="none")), False)
+            for plan in planned
+        ]
+    for number, (plan, streamed) in enumerate(runs):
+        reader = reply.open(plan.session)
+        chosen = reader.syntax.name
+        assert chosen == syntax, f"{template}: read as {chosen}"
+        assert plan.entry.syntax == syntax, f"{template}: the index names syntax {plan.entry.syntax}"
+        corpus_replies = list(catalog.replies(plan, "quick")) if corpus else []
+        replies = corpus_replies + extra_replies(extras(plan))
+        sampled = {
+            (item.text, item.partial)
+            for index, item in enumerate(replies)
+            if stream_every and (index % stream_every == 0 or (index >= len(corpus_replies) and number % 3 == 0))
+        }
+        rows = run_rows(
+            plan,
+            replies,
+            lambda item: streamed and bool(item.text) and not item.partial and (item.text, False) in sampled,
+        )
+        tally.whole += sum(row.chunking == "whole" for row in rows)
+        tally.streamed += sum(row.chunking == "char" for row in rows)
+        tally.with_calls += sum(
+            row.chunking == "whole" and row.outcome == Outcome.MATCH.value and '"tool_calls": [{' in (row.oracle_reading or "")
+            for row in rows
+        )
+        found = failures(rows, as_streamed(reader, plan.session))
+        tally.differences += [f"{plan.session.reasoning_format} {failure}" for failure in found]
+    return tally

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.store import connect, write_rows, write_sessions, write_stamp
+from chatparity.model import Row, SessionRecord, record_from
+from harness.store import connect, write_records, write_stamp
 
 STAMP = {
     "llama_cpp_commit": "abc123",
@@ -119,7 +120,7 @@ class StoreBuilder:
         """Write the store and return the run directory."""
         connection = connect(self.directory)
         write_stamp(connection, self.stamp)
-        write_sessions(connection, self.sessions.values())
-        write_rows(connection, self.rows)
+        write_records(connection, [record_from(SessionRecord, record) for record in self.sessions.values()])
+        write_records(connection, [record_from(Row, record) for record in self.rows])
         connection.close()
         return self.directory

@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from corpora.cases import Reply
+from chatparity.model import Message, Mode, Reply, Session, ToolCall, ToolMode
 from corpora.jinja_env import render
 from corpora.planning import PlannedSession
-from corpora.sessions import Mode, Session, ToolMode
 from corpora.tools import GET_WEATHER
-from harness.readings import Message, ToolCall
 from templates.index import TemplateEntry
 
 TEMPLATES = Path.home() / ".cache" / "chatparity" / "0.3.36" / "llama.cpp" / "models" / "templates"

@@ -7,8 +7,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from corpora.sessions import Session
-from harness.readings import Message, Rejection
+from chatparity.model import Message, Rejection, Session
 from oracle.client import Oracle
 
 QWEN3 = "Qwen-Qwen3-0.6B.jinja"

@@ -31,9 +31,8 @@ def corpus(tmp_path: Path, rows: list[Any]) -> Path:
 
 def test_file_lines_become_sessions_and_replies(tmp_path: Path) -> None:
     planned = catalog.plan("quick", templates="GLM-4.6.jinja", mode="nothink/none", corpus_file=corpus(tmp_path, LINES))
-    from_file = [p for p in planned if isinstance(p, FilePlannedSession)]
-    assert len(from_file) == 1 and len(planned) > 1
-    glm = from_file[0]
+    assert len(planned) == 1 and isinstance(planned[0], FilePlannedSession)
+    glm = planned[0]
     assert glm.session.conversation == "file:hand.jsonl" and glm.session.messages[0]["content"] == "Be brief."
     assert glm.session.prompt is not None and "Be brief." in glm.session.prompt and not glm.jinja_error
     assert [(r.origin, r.shape, r.text) for r in catalog.replies(glm, "quick")] == [

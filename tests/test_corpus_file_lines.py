@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from chatparity.model import ToolMode
 from corpora.corpus_file import CorpusFileError, read_corpus
-from corpora.sessions import ToolMode
 
 TEMPLATES = {"Qwen-Qwen3-0.6B.jinja", "GLM-4.6.jinja"}
 GOOD = {

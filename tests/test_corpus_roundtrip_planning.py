@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from chatparity.model import ToolMode
 from corpora.conversations import CALL_IDS, Conversation
 from corpora.planning import PlanError, checked_source, plan
-from corpora.sessions import ToolMode
 from corpora.tools import STANDARD_TOOLS
 from templates.index import load_index
 

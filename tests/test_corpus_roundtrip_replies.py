@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from chatparity.model import Message, Reading, ToolMode
 from corpora.planning import PlannedSession, plan
 from corpora.roundtrip import render_turn, roundtrip_replies, roundtrip_turns
-from corpora.sessions import ToolMode
 from corpora.turn_shapes import CODE, TURN_SHAPES
-from harness.readings import Message, Reading
 from templates.index import load_index
 
 SHAPES = {shape.name: shape.message for shape in TURN_SHAPES}

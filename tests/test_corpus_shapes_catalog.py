@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
+from chatparity.model import Message, Reading
 from corpora import catalog
 from corpora.call_shapes import CallShape
 from corpora.catalog import SessionCorpus, session_corpus
 from corpora.planning import PlannedSession
-from harness.readings import Message, Reading
 from templates.index import load_index
 
 SHAPE_ORIGINS = {"thinking", "toolcall", "partial", "fuzz"}
 TOOL_NAMES = ("get_weather", "create_event", "get_time", "run_code", "launch_rocket")
 MARKERS = ("<think>", "</think>", "<tool_call>", "</tool_call>")
-NO_OPENING = {"llama31", "functionary_v32", "harmony", "atem"}
+NO_OPENING = {"llama31", "functionary_v3_2", "gpt_oss", "muse_glimmer"}
 
 
 @cache
@@ -97,7 +97,7 @@ def test_partial_cuts_are_prefixes_at_marked_points() -> None:
     assert cuts and all(r.partial for r in cuts)
     points = Counter(r.shape.rsplit("@", 1)[1] for r in cuts)
     assert set(points) == {"in_marker", "after_marker", "in_thought", "in_call_marker", "after_call_marker",
-                           "in_call_name", "in_arguments"}
+                           "in_call_name", "in_arguments", "past_argument_value"}
     for reply in cuts:
         source, point = reply.shape.rsplit("@", 1)
         assert finished[source].startswith(reply.text) and reply.text != finished[source]
@@ -129,7 +129,7 @@ def test_counts_follow_the_product_rule() -> None:
     for each in planned:
         origins = {reply.origin for reply in catalog.replies(each, "quick")}
         if each.session.conversation == "single":
-            assert SHAPE_ORIGINS <= origins and len(catalog.replies(each, "quick")) <= 26
+            assert SHAPE_ORIGINS <= origins and len(catalog.replies(each, "quick")) <= 31
         else:
             assert origins == {"roundtrip"}
     counts = catalog.count(planned, "quick")
@@ -151,6 +151,9 @@ def comparable(reading: Reading) -> Any:
             [(call.name, json.loads(call.arguments)) for call in reading.tool_calls])
 
 
+PROBES = {"text_after_call"}  # truth by meaning, which llama.cpp may refuse: its refusals are oracle defects
+
+
 @pytest.mark.oracle
 @pytest.mark.parametrize("template", [
     "Qwen-Qwen3-0.6B.jinja", "GLM-4.6.jinja", "deepseek-ai-DeepSeek-V3.1.jinja", "Qwen3-Coder.jinja",
@@ -164,7 +167,7 @@ def test_the_oracle_reads_shapes_with_truth_back_to_it(oracle: Any, template: st
             continue
         handle = oracle.render(planned.session.render_request()).handle
         for reply in catalog.replies(planned, "full"):
-            if reply.truth is None or reply.origin not in {"thinking", "toolcall"}:
+            if reply.truth is None or reply.origin not in {"thinking", "toolcall"} or reply.shape in PROBES:
                 continue
             assert comparable(oracle.parse(handle, reply.text)) == comparable(reply.truth), (
                 planned.session.mode.label, reply.shape, reply.text)

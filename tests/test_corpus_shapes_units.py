@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from chatparity.model import Reply, ToolMode
 from corpora.call_shapes import (
     PROSE,
     CallFrame,
@@ -16,10 +17,8 @@ from corpora.call_shapes import (
     split_call,
     tool_set,
 )
-from corpora.cases import Reply
 from corpora.fuzz import fuzz_replies
 from corpora.partials import CutPoint, Landmarks, cut_points, partial_replies
-from corpora.sessions import ToolMode
 from corpora.thinking_shapes import (
     CONTENT,
     REASONING,
@@ -145,7 +144,10 @@ def test_call_shapes_compose_and_corrupt_the_written_call() -> None:
     assert shapes["call_inside_thought"].text.startswith("<think>") and shapes["call_inside_thought"].text.endswith("</think>")
     empty = shapes["empty_arguments"]
     assert empty.truth is not None and [(c.name, json.loads(c.arguments)) for c in empty.truth.tool_calls] == [("get_time", {})]
-    assert all(reply.truth is None for reply in replies if reply.shape != "empty_arguments")
+    after = shapes["text_after_call"].truth
+    assert after is not None and after.content == "I will report back once I have it."
+    assert [call.name for call in after.tool_calls] == ["get_weather"]
+    assert all(reply.truth is None for reply in replies if reply.shape not in {"empty_arguments", "text_after_call"})
     prose = shapes["prose_before_call"]
     assert prose.text == f"{PROSE}\n{HERMES_CALL}" and prose.truth is None and "the template failed" in prose.note
     reasons = {skip.shape: skip.reason for skip in skips}
@@ -190,7 +192,8 @@ def test_partial_replies_are_flagged_and_named_for_their_cut() -> None:
     cuts = partial_replies([(source, tuple(CutPoint))], MARKS)
     assert {reply.shape for reply in cuts} == {
         "toolcall:text_after_call@in_marker", "toolcall:text_after_call@after_marker",
-        "toolcall:text_after_call@in_call_name", "toolcall:text_after_call@in_arguments"}
+        "toolcall:text_after_call@in_call_name", "toolcall:text_after_call@in_arguments",
+        "toolcall:text_after_call@past_argument_value"}
     assert all(reply.partial and HERMES_CALL.startswith(reply.text) and reply.text for reply in cuts)
 
 

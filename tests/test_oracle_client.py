@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness.readings import Message
+from chatparity.model import Message
 from oracle.build import ensure_binary
 from oracle.client import Oracle, OracleCrashed, OracleError, OracleTimeout
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.readings import Message, Rejection
+from chatparity.model import Message, Rejection
 from oracle.client import OracleError
 
 

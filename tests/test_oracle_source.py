@@ -12,8 +12,8 @@ import pytest
 
 from oracle import build, commands
 from oracle.build import BuildError, find_tools, source_hash
-from oracle.pins import DEFAULT_VERSION, PINS, PinError, pin_of, resolve_version
-from oracle.source import SourceError, cache_root, ensure_sdist, extract_vendor, sdist_path
+from templates.pins import DEFAULT_VERSION, PINS, PinError, pin_of, resolve_version
+from templates.upstream import SourceError, cache_root, ensure_sdist, extract_vendor, sdist_path
 
 
 def test_the_cache_follows_xdg_cache_home(monkeypatch, tmp_path):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.readings import Message, Rejection, ToolCall
+from chatparity.model import Message, Rejection, ToolCall
 from oracle.client import byte_offsets
 
 REPLY = ('<think>Rio 🌧 é 雨</think>Il pleut à Rio 🌧.\n<tool_call>\n'

@@ -22,6 +22,6 @@ EXTRA = (
 
 def test_reads_as_llama_cpp(oracle) -> None:
     """Corpus and hand-written replies read as llama.cpp reads them, whole, cut off and per character."""
-    tally = compare(oracle, "Mistral-Small-3.2-24B-Instruct-2506.jinja", EXTRA, "mistral_args")
+    tally = compare(oracle, "Mistral-Small-3.2-24B-Instruct-2506.jinja", EXTRA, "mistral_call_id")
     assert tally.differences == []
     assert tally.whole > 300 and tally.streamed > 50 and tally.with_calls > 20

@@ -3,12 +3,16 @@ the harness factory follows the parser protocol."""
 
 from __future__ import annotations
 
+import pkgutil
+import sys
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 import reply
+from reply import syntaxes
 from reply.harness import factory
 from templates.index import load_index, template_source
 from tests.reply_support import SYNTAX_TEMPLATES, session
@@ -46,13 +50,13 @@ def test_each_template_gets_its_syntax(syntax: str, template: str) -> None:
     assert found.syntax.name == syntax
 
 
-@pytest.mark.parametrize("template", ["Apertus-8B-Instruct.jinja", "Kimi-K2-Instruct.jinja",
-                                      "fireworks-ai-llama-3-firefunction-v2.jinja", "MiniMax-M2.jinja"])
-def test_unread_templates_are_unsupported(template: str) -> None:
-    """A template whose syntax is not implemented is refused at open, never read as content."""
-    entry = load_index()[template]
+def test_a_template_whose_syntax_is_missing_is_unsupported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the module of its syntax a template is refused at open, never read as content."""
+    entry = load_index()["Qwen3-Coder.jinja"]
+    others = tuple(s for s in syntaxes.registered() if s.name != "qwen3_coder")
+    monkeypatch.setattr(syntaxes, "registered", lambda: others)
     with pytest.raises(reply.Unsupported, match="no reply syntax"):
-        reply.open(FakeSession(template_source(template, "0.3.36"), entry.bos, entry.eos))
+        reply.open(FakeSession(template_source(entry.name, "0.3.36"), entry.bos, entry.eos))
 
 
 def test_an_unknown_template_reusing_a_known_format_is_read() -> None:
@@ -77,3 +81,32 @@ def test_factory_follows_the_parser_protocol() -> None:
     stream = reader.stream()
     snapshots = [stream.feed(c) for c in text]
     assert snapshots[-1].content.startswith("Hel") and stream.finish() == reader.parse(text)
+
+
+def test_every_syntax_module_is_named_like_its_syntax_and_index_entries() -> None:
+    """A module file, its `Syntax.name` and the index's `syntax` of every template it reads are one name."""
+    modules = {info.name for info in pkgutil.iter_modules(syntaxes.__path__)}
+    assert {s.name for s in syntaxes.registered()} == modules
+    index_names = {entry.syntax for entry in load_index().values()}
+    assert modules <= index_names, f"syntax modules no template is indexed under: {modules - index_names}"
+    for entry in load_index().values():
+        try:
+            found = reply.open(FakeSession(template_source(entry.name, "0.3.36"), entry.bos, entry.eos))
+        except reply.Unsupported:
+            continue
+        assert found.syntax.name == entry.syntax, entry.name
+
+
+def test_two_syntax_modules_with_one_name_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second module registering an existing syntax's name is refused, naming the module."""
+    twin = types.ModuleType("reply.syntaxes.hermes_again")
+    twin.SYNTAX = next(s for s in syntaxes.registered() if s.name == "hermes")  # type: ignore[attr-defined]
+    listed = list(pkgutil.iter_modules(syntaxes.__path__))
+    monkeypatch.setitem(sys.modules, "reply.syntaxes.hermes_again", twin)
+    monkeypatch.setattr(pkgutil, "iter_modules", lambda path: [*listed, listed[0]._replace(name="hermes_again")])
+    syntaxes.registered.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"hermes_again\.py names its syntax 'hermes'"):
+            syntaxes.registered()
+    finally:
+        syntaxes.registered.cache_clear()

@@ -98,7 +98,7 @@ def test_runs_with_other_pins_are_refused_unless_allowed(
     assert "--allow-pin-mismatch" in capsys.readouterr().err
     out = tmp_path / "diff.json"
     assert (
-        diff_main([str(base), str(head), "--allow-pin-mismatch", "--json", str(out)], "chatparity diff") == 0
+        diff_main([str(base), str(head), "--allow-pin-mismatch", "--json", str(out)], "chatparity diff") == 1
     )
     assert "WARNING" in capsys.readouterr().err
     assert json.loads(out.read_text())["warnings"]
@@ -107,20 +107,18 @@ def test_runs_with_other_pins_are_refused_unless_allowed(
 FAKE_SWEEP = """
 import argparse, json, sys
 from pathlib import Path
-from harness.store import connect, write_rows, write_sessions, write_stamp
+from chatparity.model import Row
+from harness.store import connect, write_records, write_stamp
 args = argparse.ArgumentParser()
 args.add_argument("command"); args.add_argument("--out"); args.add_argument("--profile")
 ns = args.parse_args(sys.argv[1:])
 outcome = Path("outcome.txt").read_text().strip()
 connection = connect(Path(ns.out))
 write_stamp(connection, {"llama_cpp_commit": "c", "template_index_hash": "h", "profile": ns.profile})
-write_sessions(connection, [])
-row = dict.fromkeys(("session_id", "template", "family", "syntax", "mode", "tools", "conversation", "origin",
-                     "shape", "kind", "detail", "stream_detail", "reply", "error"), "t")
-row.update(case_id="c1", chunking="whole", partial=0, outcome=outcome,
-           kind="calls" if outcome == "mismatch" else "", consistent=None, monotonic=None, clean=None,
-           snapshot_parity=None, oracle_vs_truth=None, parser_vs_truth=None, truth=None, oracle_reading=None, parser_reading=None)
-write_rows(connection, [row])
+row = Row(**dict.fromkeys(("session_id", "template", "family", "syntax", "mode", "tools", "conversation",
+                          "origin", "shape"), "t"),
+          case_id="c1", chunking="whole", partial=0, outcome=outcome, kind="calls" if outcome == "mismatch" else "")
+write_records(connection, [row])
 """
 
 
@@ -137,10 +135,12 @@ def test_diff_git_sweeps_two_revisions_in_a_worktree(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = tmp_path / "repo"
-    (repo / "harness").mkdir(parents=True)
+    for package in ("harness", "chatparity"):
+        (repo / package).mkdir(parents=True)
+        (repo / package / "__init__.py").write_text("")
     shutil.copy(REPO / "harness" / "store.py", repo / "harness" / "store.py")
-    (repo / "harness" / "__init__.py").write_text("")
-    (repo / "harness" / "__main__.py").write_text(FAKE_SWEEP)
+    shutil.copy(REPO / "chatparity" / "model.py", repo / "chatparity" / "model.py")
+    (repo / "chatparity" / "__main__.py").write_text(FAKE_SWEEP)
     (repo / "outcome.txt").write_text("match")
     git(repo, "init", "-q")
     git(repo, "add", ".")
@@ -161,7 +161,7 @@ def test_diff_git_sweeps_two_revisions_in_a_worktree(
         "--json",
         str(report),
     ]
-    assert diff_main(argv, "chatparity diff") == 0
+    assert diff_main(argv, "chatparity diff") == 1
     assert json.loads(report.read_text())["counts"]["regression"] == 1
     assert "### Regressions (1)" in capsys.readouterr().out
     (repo / "outcome.txt").write_text("match")
@@ -177,3 +177,20 @@ def test_diff_git_sweeps_two_revisions_in_a_worktree(
         ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True, check=True
     )
     assert len(listed.stdout.splitlines()) == 1
+
+
+def test_diff_exits_1_on_regressions_only(tmp_path: Path) -> None:
+    base = run_with(tmp_path / "base", BASE)
+    assert diff_main([str(base), str(run_with(tmp_path / "head", HEAD))], "chatparity diff") == 1
+    assert diff_main([str(base), str(run_with(tmp_path / "same", BASE))], "chatparity diff") == 0
+
+
+def test_runs_of_different_parsers_are_refused_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = run_with(tmp_path / "base", BASE)
+    head = run_with(tmp_path / "head", BASE, parser="cmd:node mine.mjs")
+    assert diff_main([str(base), str(head)], "chatparity diff") == 2
+    assert "--allow-other-parser" in capsys.readouterr().err
+    assert diff_main([str(base), str(head), "--allow-other-parser"], "chatparity diff") == 0
+    assert "WARNING: the base run is of parser 'reply', the run of 'cmd:node mine.mjs'" in capsys.readouterr().err

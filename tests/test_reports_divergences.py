@@ -76,7 +76,7 @@ def test_entries_for_templates_outside_a_narrowed_run_are_not_exercised(tmp_path
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ('[[divergence]]\nkind = "calls"\nreason = "r"\n', "needs a template or family glob"),
+        ('[[divergence]]\nkind = "calls"\nreason = "r"\n', "needs a template, family or syntax glob"),
         ('[[divergence]]\ntemplate = "a"\nkind = "call"\nreason = "r"\n', "kind 'call' is not one of"),
         ('[[divergence]]\ntemplate = "a"\nkind = "calls"\n', "missing reason"),
         (
@@ -96,3 +96,25 @@ def test_bad_entries_are_named_with_file_and_position(tmp_path: Path, body: str,
 
 def test_the_committed_file_loads() -> None:
     assert all(entry.reason for entry in load_divergences(DEFAULT_PATH))
+
+
+def test_one_entry_covers_a_class_by_syntax_or_a_list_of_templates(tmp_path: Path) -> None:
+    by_syntax = write_entries(
+        tmp_path, '[[divergence]]\nsyntax = "json"\nshape = "lost"\nkind = "calls"\nreason = "r"\n'
+    )
+    verdict = classify_run(load_run(divergence_run(tmp_path / "a")), by_syntax)
+    assert (verdict.rows["status"] == Status.KNOWN.value).sum() == 2 and verdict.strict_failures == 0
+    listed = write_entries(
+        tmp_path,
+        '[[divergence]]\ntemplate = ["x.jinja", "a.*"]\nshape = "lost"\nkind = "calls"\nreason = "r"\n',
+    )
+    verdict = classify_run(load_run(divergence_run(tmp_path / "b")), listed)
+    assert set(verdict.rows.loc[verdict.rows["status"] == Status.KNOWN.value, "divergence"]) == {
+        "#1 (template=x.jinja|a.*, shape=lost; calls)"
+    }
+
+
+def test_a_glob_list_must_hold_strings(tmp_path: Path) -> None:
+    file = write_entries(tmp_path, '[[divergence]]\ntemplate = []\nkind = "calls"\nreason = "r"\n')
+    with pytest.raises(DivergenceFileError, match="template must be a non-empty glob string or a list of them"):
+        load_divergences(file)

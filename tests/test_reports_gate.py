@@ -43,7 +43,10 @@ def baseline(tmp_path: Path) -> Path:
 
 def test_update_writes_a_sorted_compact_baseline(baseline: Path) -> None:
     assert (baseline / "outcomes.csv").read_text() == (
-        "case_id,outcome,chunkings\nc1,match,char whole\nc2,mismatch:calls,whole\nc3,mismatch:content,whole\n"
+        "template,mode,origin,shape,chunkings,outcome,case_id\n"
+        "a.jinja,nothink/none,roundtrip,plain,whole char,match,c1\n"
+        "a.jinja,nothink/none,roundtrip,plain,whole,mismatch:calls,c2\n"
+        "a.jinja,nothink/none,roundtrip,plain,whole,mismatch:content,c3\n"
     )
     assert read_baseline(baseline).stamp["llama_cpp_commit"] == "abc123"
 
@@ -123,9 +126,28 @@ def test_a_malformed_baseline_is_named(tmp_path: Path, capsys: pytest.CaptureFix
     directory.mkdir()
     (directory / "outcomes.csv").write_text("case,outcome\nc1,match\n")
     assert gate_main(["--baseline", str(directory), str(run_with(tmp_path / "head", BASE))], PROG) == 2
-    assert "outcomes.csv: expected columns case_id,outcome,chunkings" in capsys.readouterr().err
+    assert "expected columns template,mode,origin,shape,chunkings,outcome,case_id" in capsys.readouterr().err
     (directory / "outcomes.csv").write_text(
-        "case_id,outcome,chunkings\nc1,match,whole\nc1,mismatch:calls,whole\n"
+        "template,mode,origin,shape,chunkings,outcome,case_id\n"
+        "a.jinja,nothink/none,roundtrip,plain,whole,match,c1\na.jinja,nothink/none,roundtrip,plain,whole,mismatch:calls,c1\n"
     )
     assert gate_main(["--baseline", str(directory), str(run_with(tmp_path / "head", BASE))], PROG) == 2
     assert "row c1 whole is listed twice" in capsys.readouterr().err
+
+
+def test_the_baseline_records_stream_departures_and_reads_them_back(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path / "run")
+    builder.row("c1", "a.jinja", "char", "match", clean=0, snapshot_parity=0)
+    builder.row("c1", "a.jinja", "split", "match", monotonic=0)
+    directory = tmp_path / "baseline"
+    assert gate_main(["--baseline", str(directory), "--update", str(builder.write())], PROG) == 0
+    lines = (directory / "outcomes.csv").read_text().splitlines()
+    assert lines[1:] == [
+        "a.jinja,nothink/none,roundtrip,plain,split,match,c1",
+        "a.jinja,nothink/none,roundtrip,plain,char,\"match !clean,snapshot_parity\",c1",
+    ]
+    outcomes = read_baseline(directory).outcomes
+    assert sorted(zip(outcomes["chunking"], outcomes["outcome"])) == [
+        ("char", "match !clean,snapshot_parity"),
+        ("split", "match"),
+    ]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reports_store_builder import MESSAGE, StoreBuilder
 
-from reports.publish import write_report
+from reports.publish import publish
 
 VOID = frozenset({"meta", "br", "hr", "img", "input", "link"})
 
@@ -56,7 +56,7 @@ def page_of(tmp_path: Path) -> tuple[str, Collector]:
     builder.row("c2", "b<i>.jinja", "whole", "mismatch", "calls", detail="tool_calls: 1 calls vs 0")
     builder.row("c3", "c.jinja", "whole", "unsupported")
     run = builder.write()
-    write_report(run)
+    publish(run)
     text = (run / "report.html").read_text(encoding="utf-8")
     collector = Collector()
     collector.feed(text)
@@ -99,3 +99,27 @@ def test_page_escapes_replies_and_names(tmp_path: Path) -> None:
     text, collector = page_of(tmp_path)
     assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;" in text
     assert "b<i>.jinja" in "".join(collector.text) and "<i>" not in text
+
+
+def test_heatmap_cells_link_into_folded_sections_with_new_mismatches_first(tmp_path: Path) -> None:
+    text, collector = page_of(tmp_path)
+    links = [attrs["href"] for tag, attrs in collector.tags if tag == "a" and attrs.get("href")]
+    assert "#cell--a.jinja--whole" in links
+    target = text.index('<div id="cell--a.jinja--whole">')
+    assert text.rfind("<details>", 0, target) > text.rfind("</details>", 0, target)
+    sections = [attrs["id"] for tag, attrs in collector.tags if tag == "details" and attrs.get("id")]
+    assert sections[:3] == ["new", "heatmap-section", "cells"]
+    assert "chatparity show c1 " in text
+
+
+def test_heatmap_leaves_out_unsupported_rows_and_shows_known_divergences_apart(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path / "run")
+    builder.row("c1", "a.jinja", "whole", "match").row("c2", "a.jinja", "whole", "unsupported")
+    builder.row("c3", "a.jinja", "whole", "mismatch", "content", shape="lost")
+    entries = tmp_path / "known.toml"
+    entries.write_text('[[divergence]]\ntemplate = "a.jinja"\nshape = "lost"\nkind = "content"\nreason = "r"\n')
+    run = builder.write()
+    publish(run, divergences=entries)
+    text = (run / "report.html").read_text(encoding="utf-8")
+    assert 'title="1/1 (100.0%) match; 1 known divergences; 1 unsupported"' in text
+    assert "100%<br><small>+1 known</small>" in text

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from reports_store_builder import StoreBuilder
 
-from reports.oracle_defects import Defect, classify_defect, defects_markdown, oracle_defects
+from reports.oracle_defects import Defect, classify_defect, defects_markdown, oracle_defects, signature
 from reports.runs import load_run
 
 
@@ -68,18 +68,48 @@ def defect_run(directory: Path) -> Path:
                 reply=reply,
             )
     builder.row("c4", "a.jinja", "whole", "match", shape="call", oracle_vs_truth="match", truth=truth)
+    builder.row(
+        "c5", "b.jinja", "whole", "match", shape="call", oracle_vs_truth="calls", truth=truth,
+        oracle_reading=lost, reply="<tool_call>{}</tool_call>",
+    )
     return builder.write()
 
 
-def test_clusters_count_cases_once_and_keep_the_shortest_reproducer(tmp_path: Path) -> None:
-    report = oracle_defects(load_run(defect_run(tmp_path)))
+def test_one_entry_per_distinct_defect_with_the_shortest_reproducer(tmp_path: Path) -> None:
+    run = load_run(defect_run(tmp_path))
+    report = oracle_defects(run)
     assert report.counts.to_dict(orient="records") == [
-        {"template": "a.jinja", "shape": "call", "defect": Defect.LOSES_CALL.value, "cases": 3}
+        {
+            "defect": Defect.LOSES_CALL.value,
+            "field": "tool_calls",
+            "signature": "0 calls read, 1 written",
+            "template": "a.jinja",
+            "shape": "call",
+            "cases": 3,
+        },
+        {
+            "defect": Defect.LOSES_CALL.value,
+            "field": "tool_calls",
+            "signature": "0 calls read, 1 written",
+            "template": "b.jinja",
+            "shape": "call",
+            "cases": 1,
+        },
     ]
+    assert len(report.clusters) == 1
     cluster = report.clusters.iloc[0]
-    assert (cluster["cases"], cluster["case_id"], cluster["reply"]) == (3, "c3", "<tc>")
-    text = defects_markdown(report)
+    assert (cluster["cases"], cluster["case_id"], cluster["reply"]) == (4, "c3", "<tc>")
+    assert cluster["templates"] == "a.jinja, b.jinja"
+    text = defects_markdown(report, run)
+    assert "llama.cpp commit `abc123` (as vendored by llama-cpp-python 0.3.36), reasoning format `deepseek`" in text
+    assert "## 1. llama.cpp loses a call in tool_calls: 0 calls read, 1 written" in text
     assert "llama.cpp returned:" in text and "The template meant:" in text
-    assert 'template = "a.jinja"\nshape = "call"\nkind = "calls"' in text
-    assert "loses a call in tool_calls (shape call, cases: 3)" in text
-    assert "`chatparity corpus --profile quick --template a.jinja --mode nothink/none`" in text
+    assert 'syntax = "json"\nshape = "call"\nkind = "calls"' in text
+    assert f"`chatparity show c3 {run.directory}`" in text
+    assert text.count("## ") == 1
+
+
+def test_whitespace_defects_say_which_edge_differs() -> None:
+    oracle, truth = message("Hi", "I think.\n"), message("Hi", "I think.")
+    assert signature(Defect.WHITESPACE, "reasoning_content", oracle, truth) == "trailing '' read as '\\n'"
+    assert signature(Defect.REJECTS_OWN, "the whole reply", {"rejected": "bad at 12"}, truth) == "error: bad at N"

@@ -18,6 +18,7 @@ FILES = [
     "counts_by_syntax.csv",
     "counts_by_template.csv",
     "failures.csv",
+    "failure_groups.csv",
     "stream_failures.csv",
     "tables.json",
     "oracle_defects.md",
@@ -44,7 +45,7 @@ def test_report_writes_every_file_deterministically(
     run = a_run(tmp_path / "run")
     out_a, out_b = tmp_path / "a", tmp_path / "b"
     assert report_main([str(run), "--out", str(out_a)], "chatparity report") == 0
-    assert "rows 4: match 2/4 (50.0%)" in capsys.readouterr().out
+    assert "rows 4 read (0 unsupported left out): match 2/4 (50.0%)" in capsys.readouterr().out
     assert report_main([str(run), "--out", str(out_b)], "chatparity report") == 0
     assert sorted(path.name for path in out_a.iterdir()) == sorted(FILES)
     for name in FILES:
@@ -68,7 +69,7 @@ def test_a_directory_without_a_store_is_named(tmp_path: Path, capsys: pytest.Cap
 def test_a_run_without_rows_still_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = StoreBuilder(tmp_path / "run").session("a.jinja", status="jinja2_error", error="boom").write()
     assert report_main([str(run)], "chatparity report") == 0
-    assert "rows 0: match –" in capsys.readouterr().out
+    assert "rows 0 read (0 unsupported left out): match –" in capsys.readouterr().out
     assert "| a.jinja    | jinja2_error | boom" in (run / "coverage.md").read_text().replace(
         "nothink/none | ", ""
     )

@@ -10,7 +10,7 @@ from reports_store_builder import StoreBuilder
 from reports.divergences import apply_divergences
 from reports.groups import detail_path, failure_groups, stream_groups
 from reports.runs import load_run
-from reports.summary import markdown_summary, summarize
+from reports.summary import classify, summarize, summary_markdown
 from reports.tables import build_tables, markdown_table
 
 
@@ -133,11 +133,11 @@ def test_markdown_table_escapes_pipes_and_newlines() -> None:
 def test_summaries_name_the_counts(tmp_path: Path) -> None:
     run = small_run(tmp_path)
     text = summarize(run)
-    assert "rows 10: match 5/10 (50.0%)" in text
-    assert "mismatch 3 (content 1, calls 2)" in text
+    assert "rows 10 read (0 unsupported left out): match 5/10 (50.0%)" in text
+    assert "new mismatches 3 (content 1, calls 2)" in text
     assert "errors: oracle 1, parser 1" in text
     assert len(text.splitlines()) <= 24
-    markdown = markdown_summary(run, report="https://example.test/report.html")
+    markdown = summary_markdown(*classify(run), report="https://example.test/report.html")
     assert "| 10 " in markdown and "Full report: https://example.test/report.html" in markdown
 
 
@@ -146,4 +146,14 @@ def test_summaries_warn_of_lost_sweep_items(tmp_path: Path) -> None:
     builder.stamp["lost_items"] = ["sweep.json::a.jinja[think/auto|single]: AttributeError"]
     run = builder.row("c1", "a.jinja").write()
     assert "LOST: 1 sweep items failed" in summarize(run)
-    assert "1 sweep items failed; their rows are missing" in markdown_summary(run)
+    assert "1 sweep items failed; their rows are missing" in summary_markdown(*classify(run))
+
+
+def test_headlines_leave_out_unsupported_rows_and_known_divergences(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path)
+    builder.row("c1", "a.jinja", "whole", "match").row("c2", "a.jinja", "whole", "mismatch", "content")
+    for case in ("u1", "u2", "u3"):
+        builder.row(case, "declined.jinja", "whole", "unsupported")
+    text = summarize(builder.write())
+    assert "rows 2 read (3 unsupported left out): match 1/2 (50.0%)" in text
+    assert "worst templates: a.jinja 1/2 (50.0%)" in text and "declined.jinja" not in text.split("worst")[1]

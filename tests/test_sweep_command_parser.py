@@ -8,10 +8,17 @@ from pathlib import Path
 import pytest
 from sweep_corpus import QWEN3, planned
 
-from corpora.sessions import Session, ToolMode
+from chatparity.model import (
+    Message,
+    ParserCrashed,
+    ParserTimeout,
+    ParserUnsupported,
+    Rejection,
+    Session,
+    StreamRead,
+    ToolMode,
+)
 from harness.command_parser import CommandParser
-from harness.parsers import ParserCrashed, ParserTimeout, ParserUnsupported, StreamRead
-from harness.readings import Message, Rejection
 
 PROGRAM = r"""
 import json, sys, time

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from chatparity.model import Kind, Message, Rejection, ToolCall
 from harness.compare import compare, verdict
-from harness.outcomes import Kind
-from harness.readings import Message, Rejection, ToolCall
 
 RIO = ToolCall("get_weather", '{"city": "Rio", "days": 4}')
 PARIS = ToolCall("get_weather", '{"city": "Paris"}')
@@ -66,8 +65,29 @@ def test_calls_by_position_and_count() -> None:
     )
     assert (
         compare(Message(tool_calls=(RIO, PARIS)), Message(tool_calls=(RIO,))).detail
-        == "tool_calls: 2 calls vs 1"
+        == """tool_calls: 2 calls vs 1; tool_calls[1] lost: get_weather('{"city": "Paris"}')"""
     )
+
+
+def test_every_differing_field_is_listed_and_lost_reasoning_named() -> None:
+    thought_as_content = compare(Message("Hi", "I think"), Message("I thinkHi", ""))
+    assert thought_as_content.kind is Kind.CONTENT
+    assert thought_as_content.detail == (
+        "content @0: 'Hi' vs 'I thinkHi'; reasoning_content @0 (lost): 'I think' vs ''"
+    )
+    both = compare(Message(tool_calls=(RIO,)), Message(tool_calls=(ToolCall("get_time", '{"city": "Lima"}'),)))
+    assert both.detail == (
+        "tool_calls[0].name @4: 'get_weather' vs 'get_time'; tool_calls[0].arguments.city @0: 'Rio' vs 'Lima'; "
+        "tool_calls[0].arguments.days: missing (expected 4)"
+    )
+
+
+def test_a_one_sided_rejection_shows_the_other_reading() -> None:
+    accepted = compare(Rejection("no call"), Message("text", tool_calls=(RIO,)))
+    assert accepted.kind is Kind.ACCEPTS
+    assert accepted.detail.startswith("oracle rejected: no call; parser read: content='text', get_weather(")
+    rejected = compare(Message(reasoning_content="why"), Rejection("bad"))
+    assert rejected.detail == "rejected: bad; oracle read: reasoning_content='why'"
 
 
 def test_ids_only_where_the_oracle_has_one() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.readings import Message, Rejection
+from chatparity.model import Message, Rejection
 from harness.server_view import EMPTY, server_final, server_stream, states_before
 
 A, AB = Message("a"), Message("ab")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.readings import Message, Rejection, ToolCall
+from chatparity.model import Message, Rejection, ToolCall
 from harness.stream_checks import check_stream, leak
 
 MARKERS = ("<tool_call>", "</think>")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from oracle.index_build import FamiliesError, build_index, load_families
+from oracle.template_commands import main as templates_main
 from templates.check import check_templates
-from templates.commands import main as templates_main
-from templates.generate import FamiliesError, build_index, load_families
 from templates.index import (
     INDEX_PATH,
     IndexFileError,
@@ -67,7 +67,7 @@ def test_list_command_shows_family_syntax_and_kwargs(capsys: pytest.CaptureFixtu
     assert templates_main([]) == 0
     out = capsys.readouterr().out
     gpt_oss = next(line for line in out.splitlines() if line.startswith("openai-gpt-oss-120b.jinja"))
-    assert "gpt-oss" in gpt_oss and "harmony" in gpt_oss and "reasoning_effort=low|high" in gpt_oss
+    assert "gpt-oss" in gpt_oss and "gpt_oss" in gpt_oss and "reasoning_effort=low|high" in gpt_oss
     assert f"{len(load_index())} templates" in out
 
 

@@ -1,6 +1,7 @@
-"""Reply syntaxes, one module each. Every module in this package defines `SYNTAX = Syntax(...)`; the
-registry imports them all and picks, for a template, the first (by `order`) whose `route` is the route
-llama.cpp takes for the template and whose `detect` accepts it."""
+"""Reply syntaxes, one module each. Every module in this package defines `SYNTAX = Syntax(...)` named like
+the module, which is named like llama.cpp's route when a specialized route serves it; the registry imports
+them all and picks, for a template, the first (by `order`) whose `route` is the route llama.cpp takes for
+the template and whose `detect` accepts it."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from reply.chat import ChatBuilder
-from reply.peg import Parser
+from reply.chat import ChatBuilder, Mapped, Mapper
+from reply.peg import Node, Parser
 from reply.request import Request
 from reply.template import Template
 
@@ -26,6 +27,9 @@ class Syntax:
     build: Callable[[ChatBuilder, Template, Request], Parser]
     call_starts: Callable[[Template, Request], list[str]] = field(default=lambda t, r: [])
     order: int = 100
+    mapper: Callable[[str, tuple[Node, ...]], Mapped] = field(
+        default=lambda text, nodes: Mapper(text).run(nodes))
+    held_markers: Callable[[Template, Request], list[str]] | None = None
 
 
 @lru_cache(maxsize=1)
@@ -37,6 +41,9 @@ def registered() -> tuple[Syntax, ...]:
         syntax = getattr(module, "SYNTAX", None)
         if not isinstance(syntax, Syntax):
             raise TypeError(f"reply/syntaxes/{info.name}.py defines no SYNTAX = Syntax(...)")
+        if syntax.name != info.name:
+            raise ValueError(f"reply/syntaxes/{info.name}.py names its syntax {syntax.name!r}: "
+                             f"a syntax module is named like its syntax, so no two modules share a name")
         found.append(syntax)
     return tuple(sorted(found, key=lambda s: (s.order, s.name)))
 

@@ -24,4 +24,4 @@ def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
     return autoparser.build(b, req, template.reasoning, None)
 
 
-SYNTAX = Syntax("none", AUTOPARSER, detect, build, order=900)
+SYNTAX = Syntax("content_only", AUTOPARSER, detect, build, order=900)

@@ -114,4 +114,4 @@ def call_starts(template: Template, req: Request) -> list[str]:
     return [fmt.start] if fmt else []
 
 
-SYNTAX = Syntax("mistral_args", AUTOPARSER, detect, build, call_starts, order=160)
+SYNTAX = Syntax("mistral_call_id", AUTOPARSER, detect, build, call_starts, order=160)

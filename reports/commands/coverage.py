@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from reports.coverage import coverage, coverage_markdown
-from reports.divergences import DEFAULT_PATH, DivergenceFileError, classify_run
+from reports.divergences import DivergenceFileError, classify_run
 from reports.publish import write_coverage
 from reports.runs import RunError, load_run
 
@@ -17,7 +17,11 @@ def main(argv: list[str], prog: str) -> int:
     parser = argparse.ArgumentParser(prog=prog, description="Report template coverage of a run.")
     parser.add_argument("run", type=Path, help="the run directory (holding rows.sqlite)")
     parser.add_argument("--out", type=Path, help="where to write coverage.* (default: the run directory)")
-    parser.add_argument("--divergences", type=Path, default=DEFAULT_PATH, help="the known-divergences file")
+    parser.add_argument(
+        "--divergences",
+        type=Path,
+        help="the known-divergences file (default: those of the run's parser, as its stamp names them)",
+    )
     args = parser.parse_args(argv)
     try:
         run = load_run(args.run)

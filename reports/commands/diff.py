@@ -7,7 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from reports.diff import PinMismatch, diff_json, diff_markdown, diff_runs
+from reports.diff import Change, PinMismatch, diff_json, diff_markdown, diff_runs, new_failures, totals
+from reports.divergences import DivergenceFileError, classify_run
+from reports.expectations import ParserMismatch
 from reports.revisions import RevisionError, repository_root, run_name, sweep_at
 from reports.runs import RunError, load_run
 
@@ -33,6 +35,9 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         action="store_true",
         help="compare runs whose llama.cpp commit, template index or profile differ",
     )
+    parser.add_argument(
+        "--allow-other-parser", action="store_true", help="compare runs of two different parsers"
+    )
     sweep = parser.add_argument_group("with --git: the sweep run at each revision")
     sweep.add_argument("--repo", type=Path, help="the git repository (default: the one holding the cwd)")
     sweep.add_argument(
@@ -47,12 +52,14 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     sweep.add_argument(
         "--oracle-cache", help="the oracle answer cache both sweeps share (default: the sweep's)"
     )
-    sweep.add_argument("-n", dest="workers", help="pytest-xdist workers")
+    sweep.add_argument("--corpus", metavar="FILE", help="sweep the replies of this corpus file alone")
+    sweep.add_argument("--oracle-version", help="llama-cpp-python version of the oracle (default: the pin)")
+    sweep.add_argument("-n", "--numprocesses", dest="workers", metavar="N", help="pytest-xdist workers")
     return parser
 
 
 def sweep_args(args: argparse.Namespace) -> list[str]:
-    """The flags passed through to `python -m harness sweep`."""
+    """The flags passed through to `python -m chatparity sweep`."""
     flags = []
     for flag, value in (
         ("--parser", args.parser),
@@ -62,6 +69,8 @@ def sweep_args(args: argparse.Namespace) -> list[str]:
         ("--mode", args.mode),
         ("--chunking", args.chunking),
         ("--oracle-cache", args.oracle_cache),
+        ("--corpus", args.corpus),
+        ("--oracle-version", args.oracle_version),
         ("-n", args.workers),
     ):
         if value is not None:
@@ -97,12 +106,15 @@ def main(argv: list[str], prog: str) -> int:
             )
             return 2
         base, head = load_run(base_dir), load_run(head_dir)
-        diff = diff_runs(base, head, args.allow_pin_mismatch)
-    except (RunError, RevisionError, PinMismatch) as error:
+        diff = diff_runs(base, head, args.allow_pin_mismatch, args.allow_other_parser)
+    except (RunError, RevisionError, PinMismatch, ParserMismatch) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
     for warning in diff.warnings:
         print(f"{prog}: {warning}", file=sys.stderr)
+    for run in (base, head):
+        for item in run.lost:
+            print(f"{prog}: WARNING: {run.directory} lost {item}; its rows are missing", file=sys.stderr)
     full_report = args.full_report or (str(args.json) if args.json else str(head.directory / "report.html"))
     markdown = diff_markdown(diff, str(base_dir), str(head_dir), full_report)
     print(markdown)
@@ -113,4 +125,15 @@ def main(argv: list[str], prog: str) -> int:
             json.dumps(diff_json(diff, str(base_dir), str(head_dir)), indent=1, ensure_ascii=False) + "\n",
             encoding="utf-8",
         )
-    return 0
+    counts = totals(diff)
+    if counts["rows"] == counts[Change.NEW.value] + counts[Change.GONE.value]:
+        print(f"{prog}: nothing compared: {base_dir} and {head_dir} share no row", file=sys.stderr)
+        return 1
+    try:
+        failing_new = new_failures(diff, classify_run(head).rows)
+    except DivergenceFileError as error:
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 2
+    if not failing_new.empty:
+        print(f"{prog}: {len(failing_new)} new rows fail (a new mismatch, parser error or broken stream check)")
+    return 1 if counts[Change.REGRESSION.value] or not failing_new.empty else 0

@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 
 from reports.diff import Change
-from reports.divergences import DEFAULT_PATH, DivergenceFileError, classify_run
+from reports.divergences import DivergenceFileError, classify_run
+from reports.expectations import ParserMismatch, check_same_parser, expectations_of
 from reports.gate import (
-    DEFAULT_BASELINE,
+    OUTCOMES,
     BaselineError,
     GateResult,
     check,
@@ -21,6 +22,7 @@ from reports.gate import (
     write_baseline,
 )
 from reports.runs import RunError, load_run
+from reports.show import show_command
 
 
 def latest_run(root: Path) -> Path:
@@ -31,12 +33,13 @@ def latest_run(root: Path) -> Path:
     return stores[-1].parent
 
 
-def row_lines(rows: pd.DataFrame) -> list[str]:
-    """Changed rows, one line each."""
+def row_lines(rows: pd.DataFrame, run_dir: Path) -> list[str]:
+    """Changed rows, one line each, with the command that shows the case."""
     return [
         f"  {row.template} {row.mode} shape {row.shape} {row.chunking} case {row.case_id}: "
         f"{row.base if isinstance(row.base, str) else '(new)'} -> {row.head}"
         + (f"  [{row.detail}]" if row.detail else "")
+        + f"  ({show_command(row.case_id, run_dir)})"
         for row in rows.itertuples()
     ]
 
@@ -54,9 +57,17 @@ def report(result: GateResult, baseline_dir: Path, run_dir: Path) -> list[str]:
         )
     ]
     if not regressions.empty:
-        lines += ["REGRESSIONS (matched in the baseline, no longer match):", *row_lines(regressions)]
+        lines += [
+            "REGRESSIONS (matched in the baseline and no longer match, or break a stream check it did not):",
+            *row_lines(regressions, run_dir),
+        ]
+    if not result.new_failures.empty:
+        lines += [
+            "NEW ROWS THAT FAIL (not in the baseline: a new mismatch, parser error or broken stream check):",
+            *row_lines(result.new_failures, run_dir),
+        ]
     if not changes.empty:
-        lines += ["kind changes (failed one way, now fail another):", *row_lines(changes)]
+        lines += ["kind changes (failed one way, now fail another):", *row_lines(changes, run_dir)]
     if not verdict.unexpected.empty:
         lines.append(
             "UNEXPECTED MATCHES (listed as known divergences, now match; remove or narrow the entry):"
@@ -73,6 +84,11 @@ def report(result: GateResult, baseline_dir: Path, run_dir: Path) -> list[str]:
         lines.append(
             f"to record these outcomes: chatparity gate --baseline {baseline_dir} --update {run_dir}"
         )
+    if result.checked == 0:
+        lines.append("NOTHING CHECKED: the run holds no row of the baseline")
+    if result.lost:
+        lines.append(f"LOST: the sweep lost {len(result.lost)} items, whose rows were not checked:")
+        lines += [f"  {item}" for item in result.lost]
     lines.append("gate: PASS" if result.passed else "gate: FAIL")
     return lines
 
@@ -83,18 +99,42 @@ def main(argv: list[str], prog: str) -> int:
     parser.add_argument(
         "run", nargs="?", type=Path, help="the run directory (default: the newest under reports/runs)"
     )
-    parser.add_argument("--baseline", type=Path, default=DEFAULT_BASELINE, help="the baseline directory")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="the baseline directory (default: the baseline/ of the run's parser's expectations, as its stamp "
+        "names them)",
+    )
     parser.add_argument("--update", action="store_true", help="rewrite the baseline rows that ran in RUN")
-    parser.add_argument("--divergences", type=Path, default=DEFAULT_PATH, help="the known-divergences file")
+    parser.add_argument(
+        "--divergences",
+        type=Path,
+        help="the known-divergences file (default: those of the run's parser, as its stamp names them)",
+    )
     parser.add_argument(
         "--allow-pin-mismatch",
         action="store_true",
         help="use a run whose llama.cpp commit, template index or profile differ from the baseline's",
     )
+    parser.add_argument(
+        "--allow-other-parser", action="store_true", help="use a baseline recorded for another parser"
+    )
     args = parser.parse_args(argv)
     try:
         run = load_run(args.run or latest_run(Path("reports/runs")))
+        args.baseline = args.baseline or expectations_of(run.stamp).baseline
+        if args.baseline is None:
+            raise BaselineError(
+                f"the run's parser {run.stamp.get('parser')!r} has no expectations directory "
+                "(sweep it with --expectations DIR, or name a --baseline)"
+            )
+        if not args.update and not (args.baseline / OUTCOMES).is_file():
+            raise BaselineError(
+                f"{args.baseline}: no baseline here (create one with --update RUN)"
+            )
         baseline = read_baseline(args.baseline)
+        for warning in check_same_parser(baseline.stamp, run.stamp, "the baseline", args.allow_other_parser):
+            print(f"{prog}: {warning}", file=sys.stderr)
         for difference in check_pins(baseline, run, args.allow_pin_mismatch):
             print(f"{prog}: WARNING: pins differ from the baseline's: {difference}", file=sys.stderr)
         if args.update:
@@ -106,11 +146,9 @@ def main(argv: list[str], prog: str) -> int:
             )
             return 0
         verdict = classify_run(run, args.divergences)
-    except (RunError, BaselineError, DivergenceFileError) as error:
+    except (RunError, BaselineError, DivergenceFileError, ParserMismatch) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
     result = check(baseline, run, verdict)
-    for item in run.lost:
-        print(f"{prog}: WARNING: the sweep lost {item}; its rows were not checked", file=sys.stderr)
     print("\n".join(report(result, args.baseline, run.directory)))
     return 0 if result.passed else 1

@@ -6,10 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports.divergences import DEFAULT_PATH, DivergenceFileError
-from reports.publish import write_report
+from reports.divergences import DivergenceFileError
+from reports.publish import publish
 from reports.runs import RunError
-from reports.summary import summarize
 
 
 def main(argv: list[str], prog: str) -> int:
@@ -17,13 +16,17 @@ def main(argv: list[str], prog: str) -> int:
     parser = argparse.ArgumentParser(prog=prog, description="Write the report files of a run.")
     parser.add_argument("run", type=Path, help="the run directory (holding rows.sqlite)")
     parser.add_argument("--out", type=Path, help="where to write the reports (default: the run directory)")
-    parser.add_argument("--divergences", type=Path, default=DEFAULT_PATH, help="the known-divergences file")
+    parser.add_argument(
+        "--divergences",
+        type=Path,
+        help="the known-divergences file (default: those of the run's parser, as its stamp names them)",
+    )
     args = parser.parse_args(argv)
     try:
-        written = write_report(args.run, args.out, args.divergences)
-        print(summarize(args.run, args.divergences))
+        published = publish(args.run, args.out, args.divergences)
+        print(published.summary)
     except (RunError, DivergenceFileError) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
-    print("wrote:", *[str(path) for path in written], sep="\n  ")
+    print("wrote:", *[str(path) for path in published.files], sep="\n  ")
     return 0

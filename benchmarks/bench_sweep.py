@@ -1,0 +1,84 @@
+"""Benchmark a sweep: where its time goes (oracle, parser under test, harness, store, reports) and its memory.
+
+Runs `chatparity sweep` in this process (the controller) with the sweep_timers plugin in every pytest
+process, e.g.  python3 benchmarks/bench_sweep.py --profile quick -n 2 --out /tmp/me/bench [--templates GLOB]
+Every flag of `chatparity sweep` is accepted; --out defaults to a scratch directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tabulate import tabulate
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import sweep_timers  # noqa: E402
+
+
+def merged(directory: Path) -> tuple[dict[str, float], dict[str, int], int]:
+    """The timings of this process and of every worker that left a file, and the worker count."""
+    seconds, calls = dict(sweep_timers.SECONDS), dict(sweep_timers.CALLS)
+    files = sorted(directory.glob("worker-*.json"))
+    for file in files:
+        found = json.loads(file.read_text(encoding="utf-8"))
+        for name, value in found["seconds"].items():
+            seconds[name] = seconds.get(name, 0.0) + value
+        for name, value in found["calls"].items():
+            calls[name] = calls.get(name, 0) + value
+    return seconds, calls, len(files)
+
+
+def breakdown(seconds: dict[str, float], calls: dict[str, int]) -> list[list[object]]:
+    """One line per phase, the sessions' unwrapped remainder as `harness: rest of the runner`."""
+    within = sum(value for name, value in seconds.items() if not name.startswith(("controller", "reports", "session")))
+    total = seconds.get("session items (total)", 0.0)
+    phases = {name: value for name, value in seconds.items() if name != "session items (total)"}
+    phases["harness: rest of the runner"] = max(0.0, total - within)
+    lines = [[name, f"{value:.2f}", calls.get(name, ""), f"{100 * value / total:.1f}%" if total else ""]
+             for name, value in sorted(phases.items())]
+    lines.append(["session items (total, all workers)", f"{total:.2f}", calls.get("session items (total)", ""), ""])
+    return lines
+
+
+def peak_mib(who: int) -> float:
+    """Peak resident memory in MiB (ru_maxrss is in KiB on Linux)."""
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def main(argv: list[str]) -> int:
+    """Run the sweep with timers and print the breakdown, the rows and the peak memory."""
+    from reports.commands import sweep as sweep_command
+
+    scratch = Path(tempfile.mkdtemp(prefix="bench-sweep-"))
+    if "--out" not in argv:
+        argv = [*argv, "--out", str(scratch / "run")]
+    os.environ[sweep_timers.DIRECTORY] = str(scratch)
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])
+    argv = [*argv, "--pytest-args", "-p sweep_timers -q"] if "--pytest-args" not in argv else argv
+    sweep_command.publish = sweep_timers.timed("reports: publish", sweep_command.publish)
+    started = time.perf_counter()
+    status = sweep_command.main(argv, "bench_sweep")
+    wall = time.perf_counter() - started
+    seconds, calls, workers = merged(scratch)
+    rows = calls.get("harness: reading json", 0)
+    print(f"\nsweep {' '.join(argv)}: exit {status}, wall {wall:.1f} s, {workers} worker(s)")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")
+    print(tabulate(breakdown(seconds, calls), headers=["phase", "seconds", "calls", "of items"],
+                   disablenumparse=True))
+    hits, misses = calls.get("oracle cache hits", 0), calls.get("oracle cache misses", 0)
+    print(f"oracle cache: {hits} hits, {misses} misses; reading_json calls {rows}")
+    print(f"peak RSS: controller {peak_mib(resource.RUSAGE_SELF):.0f} MiB, "
+          f"largest worker or child {peak_mib(resource.RUSAGE_CHILDREN):.0f} MiB")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

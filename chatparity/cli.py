@@ -1,0 +1,128 @@
+"""The `chatparity` command: a thin dispatcher to each subcommand's own module."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from importlib import metadata
+
+from chatparity.model import InputError
+
+COMMANDS = {
+    "oracle": ("oracle.commands", "build or describe the llama.cpp oracle"),
+    "templates": ("oracle.template_commands", "list the upstream templates and check the index"),
+    "corpus": ("corpora.commands", "show the sessions and replies a sweep would run"),
+    "sweep": ("reports.commands.sweep", "run the oracle and a parser over the corpus"),
+    "report": ("reports.commands.report", "write the tables of a run"),
+    "diff": ("reports.commands.diff", "compare a base run with a head run"),
+    "gate": ("reports.commands.gate", "fail on rows that regressed against a baseline"),
+    "coverage": ("reports.commands.coverage", "report template coverage of a run"),
+    "show": ("reports.commands.show", "print one case of a run and the command that replays it"),
+    "mutate": ("reports.commands.mutate", "check which planted bugs (mutants) of a parser the sweep and gate catch"),
+    "multiturn": ("reports.commands.multiturn", "check every prompt is an exact append of the last plus the reply"),
+}
+
+
+EXAMPLES = {
+    "oracle": ["chatparity oracle build", "chatparity oracle info --version 0.3.35"],
+    "templates": ["chatparity templates list", "chatparity templates check"],
+    "corpus": [
+        "chatparity corpus --templates 'Qwen-Qwen3-*' --mode 'think/auto'",
+        "chatparity corpus --profile full --counts",
+    ],
+    "sweep": [
+        "chatparity sweep --profile quick -n 2",
+        "chatparity sweep --templates 'Qwen-Qwen3-*' --chunking whole,char --out /tmp/qwen3",
+        ("chatparity sweep --parser 'cmd:node examples/hermes_parser/parser.mjs' --templates 'Qwen-Qwen3-0.6B.jinja' "
+        "--expectations examples/hermes_parser/expectations"),
+    ],
+    "report": ["chatparity report reports/runs/quick-reply"],
+    "diff": [
+        "chatparity diff reports/runs/base reports/runs/head",
+        "chatparity diff --git main --templates 'Qwen-*' -n 2",
+    ],
+    "gate": [
+        "chatparity gate reports/runs/quick-reply",
+        "chatparity gate --update reports/runs/quick-reply",
+    ],
+    "coverage": ["chatparity coverage reports/runs/quick-reply"],
+    "show": ["chatparity show 0002b7d2b375af10 reports/runs/quick-reply"],
+    "mutate": [
+        "chatparity mutate --sample 40 --seed 1 --out /tmp/mutate",
+        "chatparity mutate --source reply --files 'json_value.py' --list",
+        ("chatparity mutate --source examples/hermes_parser --files '*.mjs' --test-command "
+         "'chatparity sweep --parser \"cmd:node {dir}/parser.mjs\" --templates {templates} --out {out} "
+         "--expectations examples/hermes_parser/expectations'"),
+    ],
+    "multiturn": ["chatparity multiturn", "chatparity multiturn --templates 'Qwen-*' --parser none --out /tmp/mt"],
+}
+
+
+def usage() -> str:
+    """The top-level help text."""
+    lines = ["usage: chatparity [--version] COMMAND [ARGS]   (chatparity COMMAND --help for a command's flags)"]
+    lines += ["", "commands:"]
+    lines += [f"  {name:<10} {about}" for name, (_, about) in COMMANDS.items()]
+    lines += ["", "examples:", "  chatparity sweep --profile quick -n 2", "  chatparity show CASE_ID"]
+    return "\n".join(lines)
+
+
+def version() -> str:
+    """The installed version and the pinned oracle (described by the oracle command, loaded by name)."""
+    try:
+        installed = metadata.version("chatparity")
+    except metadata.PackageNotFoundError:
+        installed = "(not installed)"
+    return f"chatparity {installed}; oracle: {importlib.import_module('oracle.commands').pinned()}"
+
+
+def examples(name: str) -> str:
+    """A command's examples, printed after its --help."""
+    return "\n".join(["", "examples:", *(f"  {line}" for line in EXAMPLES.get(name, []))])
+
+
+def user_errors() -> tuple[type[Exception], ...]:
+    """The exceptions that mean the input was wrong (printed as one line, exit 2), not a bug."""
+    return (InputError,)
+
+
+def run(name: str, rest: list[str]) -> int:
+    """Run one subcommand; its --help ends with examples, and a wrong input is one line on stderr."""
+    module = importlib.import_module(COMMANDS[name][0])
+    prog = f"chatparity {name}"
+    try:
+        return int(module.main(rest, prog=prog) or 0)
+    except SystemExit as exit:
+        if exit.code == 0 and {"-h", "--help"} & set(rest):
+            print(examples(name))
+        raise
+    except Exception as error:
+        if not isinstance(error, user_errors()):
+            raise
+        print(f"{prog}: {error}", file=sys.stderr)
+        return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the subcommand named by the first argument."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in {"-h", "--help"}:
+        print(usage())
+        return 0
+    if args[0] == "--version":
+        print(version())
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"chatparity: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    try:
+        return run(name, rest)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Render a chat template with jinja2 the way llama.cpp feeds it: the probe renders the analysis needs and
+the generation prompt (the prompt with add_generation_prompt minus the prompt without it)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from jinja2.ext import Extension, loopcontrols
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from chatparity.model import PINNED_NOW
+
+
+class GenerationTag(Extension):
+    """`{% generation %}…{% endgeneration %}` (HF's assistant-mask marker) renders its body unchanged."""
+
+    tags = frozenset({"generation"})
+
+    def parse(self, parser: Any) -> Any:
+        """Keep the body as it is."""
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return jinja2.nodes.Scope(body, lineno=lineno)
+
+
+def _tojson(value: Any, indent: int | None = None, ensure_ascii: bool = False, sort_keys: bool = False) -> str:
+    return json.dumps(_plain(value), ensure_ascii=ensure_ascii, indent=indent, sort_keys=sort_keys)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) or hasattr(value, "__next__"):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _raise(message: str) -> None:
+    raise jinja2.TemplateError(message)
+
+
+@lru_cache(maxsize=256)
+def _compile(source: str) -> jinja2.Template:
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=[loopcontrols, GenerationTag])
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise
+    return env.from_string(source)
+
+
+def prepare_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """llama.cpp's message workarounds: content "" beside tool calls, JSON-string arguments as objects."""
+    out = []
+    for message in messages:
+        message = dict(message)
+        if "tool_calls" in message:
+            if message.get("content") is None:
+                message["content"] = ""
+            calls = []
+            for call in message["tool_calls"]:
+                call = dict(call)
+                function = dict(call.get("function", {}))
+                if isinstance(function.get("arguments"), str):
+                    try:
+                        function["arguments"] = json.loads(function["arguments"])
+                    except ValueError:
+                        pass
+                call["function"] = function
+                calls.append(call)
+            message["tool_calls"] = calls
+        out.append(message)
+    return out
+
+
+def render(source: str, *, bos: str, eos: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+           add_generation_prompt: bool, enable_thinking: bool, extra: dict[str, Any] | None = None,
+           now: str = PINNED_NOW) -> str:
+    """One render; add_generation_prompt=False leaves the variable undefined, as llama.cpp does."""
+    stamp = datetime.fromisoformat(now).astimezone(UTC)
+    context: dict[str, Any] = {
+        "messages": prepare_messages(messages),
+        "bos_token": bos,
+        "eos_token": eos,
+        "enable_thinking": enable_thinking,
+        "strftime_now": stamp.strftime,
+        "datetime": stamp.strftime("%b %d %Y"),
+        "date_string": stamp.strftime("%d %b %Y"),
+    }
+    if tools:
+        context["tools"] = tools
+    context.update(extra or {})
+    if add_generation_prompt:
+        context["add_generation_prompt"] = True
+    return _compile(source).render(**context)
+
+
+def generation_prompt(source: str, *, bos: str, eos: str, messages: list[dict[str, Any]],
+                      tools: list[dict[str, Any]], enable_thinking: bool, extra: dict[str, Any] | None = None,
+                      now: str = PINNED_NOW) -> str:
+    """What add_generation_prompt appends: the render with it past the common prefix with the render without."""
+    args = {"bos": bos, "eos": eos, "messages": messages, "tools": tools, "enable_thinking": enable_thinking,
+            "extra": extra, "now": now}
+    without = render(source, add_generation_prompt=False, **args)
+    with_gp = render(source, add_generation_prompt=True, **args)
+    size = 0
+    limit = min(len(without), len(with_gp))
+    while size < limit and without[size] == with_gp[size]:
+        size += 1
+    return with_gp[size:]

@@ -1,0 +1,144 @@
+"""A parser's expectations (its known divergences and gate baseline), and the rows of a run beyond them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
+from reports.show import show_command
+from reports.statuses import STREAM_CHECKS, Status, outcome_label
+
+PROJECT_PARSER = "reply"
+DIVERGENCES_FILE = "known_divergences.toml"
+BASELINE_DIR = "baseline"
+FAILING = (Status.MISMATCH.value, Status.PARSER_ERROR.value, Status.ORACLE_ERROR.value)
+
+
+class ParserMismatch(Exception):
+    """Two runs, or a run and a baseline, of different parsers."""
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """Where a parser's expectations live: a directory holding known_divergences.toml and baseline/ (None: none)."""
+
+    directory: Path | None
+
+    @property
+    def divergences(self) -> Path | None:
+        """The known-divergences file (None when the parser has none)."""
+        if self.directory is None or not (self.directory / DIVERGENCES_FILE).exists():
+            return None
+        return self.directory / DIVERGENCES_FILE
+
+    @property
+    def baseline(self) -> Path | None:
+        """The gate baseline directory (None when the parser has no expectations directory)."""
+        return None if self.directory is None else self.directory / BASELINE_DIR
+
+    def describe(self) -> str:
+        """Where the expectations are, for messages."""
+        return "none" if self.directory is None else str(self.directory)
+
+
+def expectations_of(stamp: dict[str, Any]) -> Expectations:
+    """A run's expectations as its stamp names them, a relative directory found from the working directory or
+    else the project root (runs older than the field: the project's for `reply`)."""
+    if "expectations" not in stamp:
+        return Expectations(
+            PROJECT_ROOT / PROJECT_EXPECTATIONS if stamp.get("parser") == PROJECT_PARSER else None
+        )
+    if not stamp["expectations"]:
+        return Expectations(None)
+    declared = Path(stamp["expectations"])
+    if declared.is_absolute() or declared.exists():
+        return Expectations(declared)
+    return Expectations(PROJECT_ROOT / declared)
+
+
+def check_same_parser(base: dict[str, Any], head: dict[str, Any], what: str, allow: bool) -> list[str]:
+    """Refuse to compare two stamps of different parsers unless allowed; the warning when allowed."""
+    if not base.get("parser") or base.get("parser") == head.get("parser"):
+        return []
+    difference = f"{what} is of parser {base.get('parser')!r}, the run of {head.get('parser')!r}"
+    if not allow:
+        raise ParserMismatch(f"{difference} (pass --allow-other-parser to compare them anyway)")
+    return [f"WARNING: {difference}"]
+
+
+def broken_checks(row: Any) -> list[str]:
+    """The stream checks a row breaks that count against the parser: all it breaks where its snapshots depart
+    from llama.cpp's (snapshot_parity broken) or its final reading does; none where both are llama.cpp's, since
+    a stream that is llama.cpp's own is no fault of the parser (llama.cpp's own stream may end otherwise than its
+    whole read, retract text or show a marker)."""
+    if row.snapshot_parity != 0 and row.outcome == "match":
+        return []
+    return [check for check in STREAM_CHECKS if getattr(row, check) == 0]
+
+
+def row_label(outcome: str, kind: str, broken: list[str]) -> str:
+    """A row's label as baselines and diffs compare it: 'mismatch:calls', 'match !clean,snapshot_parity'."""
+    label = outcome_label(outcome, kind)
+    return f"{label} !{','.join(broken)}" if broken else label
+
+
+def run_labels(rows: pd.DataFrame) -> list[str]:
+    """The label of every row of a run."""
+    return [row_label(row.outcome, row.kind, broken_checks(row)) for row in rows.itertuples()]
+
+
+def failing(rows: pd.DataFrame) -> pd.Series:
+    """Rows that mismatch (not a known divergence), crash, time out, or stream otherwise than llama.cpp."""
+    return rows["status"].isin(FAILING) | (rows["snapshot_parity"] == 0)
+
+
+def beyond(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
+    """The failing rows of a classified run that its baseline does not record as failing the same way.
+
+    `rows` carry a status (known divergences applied); `baseline` has case_id, chunking and outcome labels.
+    """
+    bad = rows[failing(rows)]
+    if bad.empty:
+        return bad.assign(label=pd.Series(dtype=str), expected=pd.Series(dtype=str))
+    bad = bad.assign(label=run_labels(bad))
+    recorded = baseline.rename(columns={"outcome": "expected"})[["case_id", "chunking", "expected"]]
+    joined = bad.merge(recorded, on=["case_id", "chunking"], how="left")
+    joined["expected"] = joined["expected"].fillna("")
+    return joined[joined["label"] != joined["expected"]].reset_index(drop=True)
+
+
+def failing_rows(rows: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
+    """Every row that does not cleanly match (known divergences and broken stream checks included), one line
+    each with its label and the command that shows its case: failures.csv."""
+    broken = pd.Series(False, index=rows.index)
+    for check in STREAM_CHECKS:
+        broken |= rows[check] == 0
+    shown = rows[(~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])) | broken]
+    columns = [
+        "status",
+        "template",
+        "mode",
+        "origin",
+        "shape",
+        "chunking",
+        "label",
+        "detail",
+        "case_id",
+        "show",
+    ]
+    if shown.empty:
+        return pd.DataFrame(columns=columns)
+    shown = shown.assign(
+        label=[
+            row_label(row.outcome, row.kind, [check for check in STREAM_CHECKS if getattr(row, check) == 0])
+            for row in shown.itertuples()
+        ],
+        detail=[row.detail or row.error or row.stream_detail or row.divergence for row in shown.itertuples()],
+        show=[show_command(case, run_dir) for case in shown["case_id"]],
+    )
+    order = ["template", "mode", "origin", "shape", "case_id", "chunking"]
+    return shown.sort_values(order, kind="stable")[columns].reset_index(drop=True)

@@ -1,0 +1,437 @@
+"""The mutation check of a parser: each mutant swept in a temporary copy of the parser's source and gated
+against a baseline of the unmutated parser; killed, survived and equivalent mutants with their diffs."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pandas as pd
+
+from harness.mutants import Mutant, equivalent_by_bytecode, mutants_of
+from reports.diff import Change
+from reports.divergences import classify_run
+from reports.gate import Baseline, baseline_stamp, check, run_outcomes, write_baseline
+from reports.runs import RunError, load_run
+from reports.tables import markdown_table
+from templates.index import load_index
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SYNTAX_DIRECTORY = "syntaxes"
+REPORT_JSON = "mutants.json"
+REPORT_MD = "mutants.md"
+SHOWN_ROWS = 3
+
+
+class MutationError(Exception):
+    """A mutation check that cannot run as asked."""
+
+
+class Status(str, Enum):
+    """What became of a mutant."""
+
+    KILLED = "killed"
+    SURVIVED = "survived"
+    EQUIVALENT = "equivalent"
+    TIMEOUT = "timeout"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How mutants are checked: the source copied per mutant, the sweep and gate or a test command."""
+
+    source: Path
+    out: Path
+    parser: str = "reply"
+    profile: str = "quick"
+    templates: str | None = None
+    mode: str | None = None
+    oracle_cache: str | None = None
+    test_command: str | None = None
+    timeout: float = 1800.0
+    jobs: int = 2
+    project: Path = PROJECT_ROOT
+
+
+@dataclass(frozen=True)
+class Result:
+    """A checked mutant: its status, why, the templates its sweep ran and its diff."""
+
+    id: str
+    label: str
+    status: Status
+    reason: str
+    templates: str
+    seconds: float
+    diff: str = field(repr=False)
+
+
+def source_files(source: Path, pattern: str) -> list[Path]:
+    """The files of the source that mutants are made of, in path order."""
+    files = sorted(
+        path for path in source.rglob(pattern) if path.is_file() and "__pycache__" not in path.parts
+    )
+    if not files:
+        raise MutationError(f"{source}: no file matches {pattern!r}")
+    return files
+
+
+def all_mutants(source: Path, pattern: str) -> list[Mutant]:
+    """Every mutant of every matching file."""
+    return [mutant for file in source_files(source, pattern) for mutant in mutants_of(source, file)]
+
+
+def sample(mutants: Sequence[Mutant], size: int | None, seed: int) -> list[Mutant]:
+    """`size` mutants drawn with a seeded generator (all when size is None), in file and line order."""
+    if size is None or size >= len(mutants):
+        return list(mutants)
+    drawn = random.Random(seed).sample(range(len(mutants)), size)
+    return [mutants[index] for index in sorted(drawn)]
+
+
+def served_templates(mutant: Mutant, syntaxes: dict[str, list[str]]) -> list[str] | None:
+    """The templates a mutant's code serves: those of the syntax a module under syntaxes/ is named after,
+    or None (every template) for the rest of the parser."""
+    parts = Path(mutant.file).parts
+    if len(parts) >= 2 and parts[-2] == SYNTAX_DIRECTORY:
+        return syntaxes.get(Path(parts[-1]).stem)
+    return None
+
+
+def index_syntaxes() -> dict[str, list[str]]:
+    """Template names by the reply syntax the index records for them."""
+    found: dict[str, list[str]] = {}
+    for name, entry in sorted(load_index().items()):
+        found.setdefault(entry.syntax, []).append(name)
+    return found
+
+
+def template_selection(served: list[str] | None, given: str | None) -> str | None:
+    """The `--templates` globs of a mutant's sweep: the served templates that the user's globs keep."""
+    if served is None:
+        return given
+    if given is None:
+        return ",".join(served)
+    kept = [name for name in served if any(fnmatch(name, glob) for glob in given.split(","))]
+    return ",".join(kept) if kept else ""
+
+
+def equivalents_file(path: Path | None) -> dict[str, str]:
+    """Mutants known to be equivalent, by id, with the reason: `[[equivalent]] id = "…" reason = "…"`."""
+    if path is None:
+        return {}
+    try:
+        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("equivalent", [])
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise MutationError(f"{path}: {error}") from None
+    known: dict[str, str] = {}
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry.get("reason"):
+            raise MutationError(f"{path}: equivalent #{number}: needs an id and a reason")
+        known[entry["id"]] = str(entry["reason"])
+    return known
+
+
+def sweep_argv(settings: Settings, out: Path, templates: str | None) -> list[str]:
+    """The sweep command of one run, with the project's chatparity."""
+    argv = [
+        sys.executable,
+        "-m",
+        "chatparity",
+        "sweep",
+        "--parser",
+        settings.parser,
+        "--profile",
+        settings.profile,
+        "-n",
+        "0",
+        "--out",
+        str(out),
+    ]
+    for flag, value in (
+        ("--templates", templates),
+        ("--mode", settings.mode),
+        ("--oracle-cache", settings.oracle_cache),
+    ):
+        if value:
+            argv += [flag, value]
+    return argv
+
+
+def snapshot_project(destination: Path) -> Path:
+    """A copy of the project (without git, runs and caches) that every sweep of a check runs from, so edits
+    made to the working tree meanwhile do not change the rows between the reference and a mutant."""
+    ignored = shutil.ignore_patterns(
+        ".git", "runs", "__pycache__", "*.egg-info", ".pytest_cache", "node_modules"
+    )
+    return Path(shutil.copytree(PROJECT_ROOT, destination, ignore=ignored))
+
+
+def copy_environment(copy_root: Path, project: Path) -> dict[str, str]:
+    """The environment of a run: the parser copied under `copy_root` imported first, then the project."""
+    env = dict(os.environ)
+    env["PYTHONSAFEPATH"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(copy_root), str(project), *filter(None, [env.get("PYTHONPATH")])]
+    )
+    env["CHATPARITY_MUTANT_DIR"] = str(copy_root)
+    return env
+
+
+def run_command(
+    argv: list[str] | str, env: dict[str, str], timeout: float, log: Path, cwd: Path
+) -> int | None:
+    """Run a command from `cwd`, its output in `log`; its exit status, or None on a timeout (the command and
+    its children are killed then, and when this process is interrupted)."""
+    with log.open("w", encoding="utf-8") as output:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            shell=isinstance(argv, str),
+            start_new_session=True,
+        )
+        try:
+            return process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+            process.wait()
+            return None
+        except BaseException:
+            os.killpg(process.pid, 9)
+            raise
+
+
+def reference(settings: Settings, templates: str | None) -> Baseline:
+    """Sweep the unmutated parser (the source, imported first) and keep its outcomes, also written to
+    OUT/baseline, as the baseline every mutant is gated against."""
+    out = settings.out / "reference"
+    status = run_command(
+        sweep_argv(settings, out, templates),
+        copy_environment(settings.source.parent, settings.project),
+        settings.timeout,
+        settings.out / "reference.log",
+        settings.project,
+    )
+    if status is None or not (out / "rows.sqlite").is_file():
+        raise MutationError(f"the sweep of the unmutated parser failed: see {settings.out / 'reference.log'}")
+    run = load_run(out)
+    baseline = Baseline(outcomes=run_outcomes(run), stamp=baseline_stamp(run))
+    write_baseline(settings.out / "baseline", baseline)
+    return baseline
+
+
+def verdict_of(baseline: Baseline, run_dir: Path) -> tuple[str, str]:
+    """Why the gate fails a mutant's run ('' when it passes): regressions, failing new rows, lost items or
+    unexpected matches, with the first rows; and, when it passes, whether any row changed at all."""
+    try:
+        run = load_run(run_dir)
+    except RunError as error:
+        return f"no run: {error}", ""
+    result = check(baseline, run, classify_run(run))
+    changed = result.rows[result.rows["change"].isin([Change.FIX.value, Change.KIND_CHANGE.value])]
+    note = (
+        f"{len(changed)} rows changed without failing the gate (fixes or kind changes), e.g. "
+        + "; ".join(
+            f"{row.template} {row.shape} {row.chunking}: {row.base} -> {row.head}"
+            for row in changed.head(2).itertuples()
+        )
+        if not changed.empty
+        else "every row as in the reference sweep"
+    )
+    reasons = []
+    for what, rows in (
+        ("regressions", result.of(Change.REGRESSION)),
+        ("new failing rows", result.new_failures),
+        ("unexpected matches", result.verdict.unexpected),
+    ):
+        if not rows.empty:
+            shown = "; ".join(
+                f"{row.template} {row.shape} {row.chunking}: {getattr(row, 'head', row.status)}"
+                + (f" [{str(row.detail)[:160]}]" if getattr(row, "detail", "") else "")
+                for row in rows.head(SHOWN_ROWS).itertuples()
+            )
+            reasons.append(f"{len(rows)} {what} ({shown})")
+    if result.lost:
+        reasons.append(f"{len(result.lost)} sweep items lost ({result.lost[0]})")
+    return "; ".join(reasons), note
+
+
+def check_mutant(mutant: Mutant, settings: Settings, baseline: Baseline | None, served: str | None) -> Result:
+    """Apply one mutant to a temporary copy of the source and sweep and gate it (or run the test command)."""
+    started = time.monotonic()
+    original = (settings.source / mutant.file).read_text(encoding="utf-8")
+    diff = mutant.diff(original)
+    with tempfile.TemporaryDirectory(prefix=f"chatparity-mutant-{mutant.id}-") as temporary:
+        root = Path(temporary)
+        copy = root / settings.source.name
+        shutil.copytree(settings.source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        (copy / mutant.file).write_text(mutant.apply(original), encoding="utf-8")
+        out = root / "run"
+        log = settings.out / "logs" / f"{mutant.id}.log"
+        if settings.test_command:
+            command = settings.test_command.format(
+                dir=shlex.quote(str(copy)), out=shlex.quote(str(out)), templates=shlex.quote(served or "*")
+            )
+            environment = copy_environment(copy.parent, settings.project)
+            status = run_command(command, environment, settings.timeout, log, settings.project)
+            reason, note = (
+                ("", "the test command passed") if status == 0 else (f"the test command exited {status}", "")
+            )
+        else:
+            status = run_command(
+                sweep_argv(settings, out, served),
+                copy_environment(root, settings.project),
+                settings.timeout,
+                log,
+                settings.project,
+            )
+            assert baseline is not None
+            reason, note = verdict_of(baseline, out) if status is not None else ("", "")
+    seconds = time.monotonic() - started
+    if status is None:
+        return Result(
+            mutant.id,
+            mutant.label,
+            Status.TIMEOUT,
+            f"no verdict within {settings.timeout:g}s",
+            served or "*",
+            seconds,
+            diff,
+        )
+    found = Status.KILLED if reason else Status.SURVIVED
+    return Result(mutant.id, mutant.label, found, reason or note, served or "*", seconds, diff)
+
+
+def mutation_check(
+    mutants: Sequence[Mutant],
+    settings: Settings,
+    equivalents: dict[str, str],
+    progress: Callable[[Result], None] = lambda result: None,
+) -> list[Result]:
+    """Check every mutant on `settings.jobs` workers; equivalent ones (known, or the same bytecode) are not run."""
+    settings.out.mkdir(parents=True, exist_ok=True)
+    (settings.out / "logs").mkdir(exist_ok=True)
+    syntaxes = index_syntaxes()
+    served = {
+        mutant.id: template_selection(served_templates(mutant, syntaxes), settings.templates)
+        for mutant in mutants
+    }
+    results: dict[str, Result] = {}
+    to_run: list[Mutant] = []
+    for mutant in mutants:
+        source = (settings.source / mutant.file).read_text(encoding="utf-8")
+        reason = equivalents.get(mutant.id) or (
+            "compiles to the same bytecode" if equivalent_by_bytecode(mutant, source) else ""
+        )
+        if reason:
+            results[mutant.id] = Result(
+                mutant.id, mutant.label, Status.EQUIVALENT, reason, "", 0.0, mutant.diff(source)
+            )
+        elif served[mutant.id] == "":
+            results[mutant.id] = Result(
+                mutant.id,
+                mutant.label,
+                Status.SURVIVED,
+                "its code serves no selected template",
+                "",
+                0.0,
+                mutant.diff(source),
+            )
+        else:
+            to_run.append(mutant)
+    baseline = None
+    if not settings.test_command and to_run:
+        needed = {served[mutant.id] for mutant in to_run}
+        baseline = reference(settings, None if None in needed or len(needed) > 1 else needed.pop())
+    with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
+        for result in pool.map(
+            lambda mutant: check_mutant(mutant, settings, baseline, served[mutant.id]), to_run
+        ):
+            results[result.id] = result
+            progress(result)
+    return [results[mutant.id] for mutant in mutants]
+
+
+def score(results: Sequence[Result]) -> dict[str, float | int]:
+    """Counts per status and the mutation score: killed (timeouts included) over non-equivalent mutants."""
+    counts = Counter(result.status.value for result in results)
+    judged = len(results) - counts[Status.EQUIVALENT.value]
+    killed = counts[Status.KILLED.value] + counts[Status.TIMEOUT.value]
+    return {
+        "mutants": len(results),
+        **{status.value: counts[status.value] for status in Status},
+        "score": round(100.0 * killed / judged, 1) if judged else 100.0,
+    }
+
+
+def write_report(
+    results: Sequence[Result], settings: Settings, header: dict[str, object]
+) -> tuple[Path, Path]:
+    """mutants.json (every mutant) and mutants.md (the score, every mutant in a table, survivors' diffs)."""
+    totals = score(results)
+    data = {
+        **header,
+        "totals": totals,
+        "mutants": [asdict(result) | {"status": result.status.value} for result in results],
+    }
+    json_path, md_path = settings.out / REPORT_JSON, settings.out / REPORT_MD
+    json_path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    table = pd.DataFrame(
+        [
+            {
+                "id": r.id,
+                "mutant": r.label,
+                "status": r.status.value,
+                "templates": r.templates[:40],
+                "why": r.reason[:200],
+            }
+            for r in results
+        ],
+        columns=["id", "mutant", "status", "templates", "why"],
+    )
+    parts = [
+        "# Mutation check",
+        "",
+        f"Source `{settings.source}`, parser `{settings.parser}`, profile `{settings.profile}`"
+        + (f", test command `{settings.test_command}`" if settings.test_command else ""),
+        "",
+        markdown_table(pd.DataFrame([totals])),
+        "",
+        markdown_table(table),
+        "",
+    ]
+    for status in (Status.SURVIVED, Status.EQUIVALENT):
+        chosen = [result for result in results if result.status is status]
+        if chosen:
+            parts += [f"## {status.value.capitalize()} mutants ({len(chosen)})", ""]
+            for result in chosen:
+                parts += [
+                    f"### {result.id} {result.label}",
+                    "",
+                    result.reason or "(the gate passed)",
+                    "",
+                    "```diff",
+                    result.diff.rstrip("\n"),
+                    "```",
+                    "",
+                ]
+    md_path.write_text("\n".join(parts), encoding="utf-8")
+    return json_path, md_path

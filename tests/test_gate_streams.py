@@ -1,0 +1,185 @@
+"""The gate and diff fail on stream bugs planted in the project parser, and on new rows that mismatch; a clean
+run passes both."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chatparity import cli
+from harness import sweep_command
+from reports.diff import Change, classify_change
+from tests.drill_support import GOOD_LINES, QWEN3
+
+pytestmark = pytest.mark.oracle
+
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rio", "days": 3}}\n</tool_call>'
+STREAM_LINES = (
+    *GOOD_LINES,
+    {
+        "id": "gate-call",
+        "template": QWEN3,
+        "thinking": True,
+        "tools": "auto",
+        "kwargs": {},
+        "reply": "<think>\nWeather.\n</think>\n\n" + CALL,
+        "partial": False,
+    },
+    {
+        "id": "gate-prose-call",
+        "template": QWEN3,
+        "thinking": True,
+        "tools": "auto",
+        "kwargs": {},
+        "reply": "Let me check.\n" + CALL,
+        "partial": False,
+    },
+)
+OTHER_PARSER = ("--allow-other-parser", "--allow-pin-mismatch", "--divergences", "/dev/null")
+PLANTED = ("retracting", "partial_marker_showing", "arguments_rewriting")
+
+
+def sweep(out: Path, corpus: Path, cache: Path, parser: str = "reply") -> None:
+    """A one-template sweep of the corpus, whole and streamed a character at a time (the full profile, so
+    long replies stream too)."""
+    argv = [
+        "--profile",
+        "full",
+        "--corpus",
+        str(corpus),
+        "--templates",
+        QWEN3,
+        "--mode",
+        "think/auto",
+        "--chunking",
+        "whole,char",
+        "--out",
+        str(out),
+        "--oracle-cache",
+        str(cache),
+        "--parser",
+        parser,
+        "-n",
+        "0",
+    ]
+    sweep_command.main(argv, prog="chatparity sweep")
+    assert (out / "rows.sqlite").is_file()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A clean run, a run of each planted parser, and a gate baseline written from the clean run."""
+    directory = tmp_path_factory.mktemp("gate-streams")
+    corpus = directory / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(line) + "\n" for line in STREAM_LINES), encoding="utf-8")
+    cache = directory / "cache"
+    made = {"clean": directory / "clean"}
+    sweep(made["clean"], corpus, cache)
+    for name in (*PLANTED, "content_mangling"):
+        made[name] = directory / name
+        sweep(made[name], corpus, cache, f"tests.gate_stream_parsers:{name}")
+    made["baseline"] = directory / "baseline"
+    assert cli.main(["gate", "--baseline", str(made["baseline"]), "--update", str(made["clean"])]) == 0
+    return made
+
+
+CAPTURED: list[pytest.CaptureFixture[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def captured(capsys: pytest.CaptureFixture[str]) -> Iterator[None]:
+    """Let the tests read what each command prints."""
+    CAPTURED.append(capsys)
+    yield
+    CAPTURED.pop()
+
+
+def chatparity(*args: str) -> tuple[int, str]:
+    """Run `chatparity ARGS`: its exit status and what it printed."""
+    status = cli.main(list(args))
+    out = CAPTURED[-1].readouterr()
+    return status, out.out + out.err
+
+
+def test_the_clean_run_passes_the_gate_and_diffs_clean(runs: dict[str, Path]) -> None:
+    status, printed = chatparity(
+        "gate", "--baseline", str(runs["baseline"]), str(runs["clean"]), *OTHER_PARSER
+    )
+    assert status == 0 and "gate: PASS" in printed.splitlines(), printed
+    status, printed = chatparity("diff", str(runs["clean"]), str(runs["clean"]))
+    assert status == 0, printed
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_a_planted_stream_bug_fails_the_gate(runs: dict[str, Path], planted: str) -> None:
+    status, printed = chatparity(
+        "gate", "--baseline", str(runs["baseline"]), str(runs[planted]), *OTHER_PARSER
+    )
+    assert status == 1 and "gate: FAIL" in printed.splitlines(), printed
+    assert "REGRESSIONS" in printed
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_a_planted_stream_bug_fails_the_diff(runs: dict[str, Path], planted: str) -> None:
+    status, printed = chatparity("diff", str(runs["clean"]), str(runs[planted]), "--allow-other-parser")
+    assert status == 1, printed
+
+
+def test_each_planted_bug_breaks_its_own_check(runs: dict[str, Path]) -> None:
+    _, printed = chatparity(
+        "gate", "--baseline", str(runs["baseline"]), str(runs["retracting"]), *OTHER_PARSER
+    )
+    assert "monotonic" in printed
+    _, printed = chatparity(
+        "gate", "--baseline", str(runs["baseline"]), str(runs["partial_marker_showing"]), *OTHER_PARSER
+    )
+    assert "clean" in printed and "'<t" in printed
+    _, printed = chatparity(
+        "gate", "--baseline", str(runs["baseline"]), str(runs["arguments_rewriting"]), *OTHER_PARSER
+    )
+    assert "monotonic" in printed and "tool_calls[0].arguments" in printed
+
+
+def test_new_rows_that_mismatch_fail_and_new_matching_rows_pass(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    (baseline / "stamp.json").write_bytes((runs["baseline"] / "stamp.json").read_bytes())
+    lines = (runs["baseline"] / "outcomes.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if "whole" not in line.split(",")[4].split()]
+    assert 1 < len(kept) < len(lines)
+    (baseline / "outcomes.csv").write_text("".join(kept), encoding="utf-8")
+    status, printed = chatparity("gate", "--baseline", str(baseline), str(runs["clean"]), *OTHER_PARSER)
+    assert status == 0, printed
+    status, printed = chatparity(
+        "gate", "--baseline", str(baseline), str(runs["content_mangling"]), *OTHER_PARSER
+    )
+    assert status == 1 and "NEW ROWS THAT FAIL" in printed, printed
+
+
+def test_the_full_baseline_fails_the_content_bug_as_regressions(runs: dict[str, Path]) -> None:
+    status, printed = chatparity(
+        "gate", "--baseline", str(runs["baseline"]), str(runs["content_mangling"]), *OTHER_PARSER
+    )
+    assert status == 1 and "REGRESSIONS" in printed, printed
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "change"),
+    [
+        ("match", "match !monotonic,snapshot_parity", Change.REGRESSION),
+        ("match !snapshot_parity", "match !clean,snapshot_parity", Change.REGRESSION),
+        ("mismatch:calls !snapshot_parity", "mismatch:calls !consistent,snapshot_parity", Change.REGRESSION),
+        ("mismatch:calls !snapshot_parity", "mismatch:content", Change.KIND_CHANGE),
+        ("mismatch:calls !clean,snapshot_parity", "mismatch:calls !snapshot_parity", Change.FIX),
+        ("mismatch:calls !snapshot_parity", "match", Change.FIX),
+        ("match", "mismatch:content", Change.REGRESSION),
+        (None, "match !monotonic,snapshot_parity", Change.NEW),
+    ],
+)
+def test_stream_checks_count_in_a_change(base: str | None, head: str, change: Change) -> None:
+    assert classify_change(base, head) is change

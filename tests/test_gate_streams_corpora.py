@@ -1,0 +1,74 @@
+"""The quick corpora close the holes bugs slipped through: an escaped slash in JSON arguments, a call in
+gpt-oss's analysis channel, text that is not NFC, a reply cut inside a broken call in every calling mode, and
+call arguments streamed for every call shape."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from chatparity.model import Reply
+from corpora.catalog import plan, replies
+from harness.profiles import rules_of
+
+QWEN3 = "Qwen-Qwen3-0.6B.jinja"
+GPT_OSS = "openai-gpt-oss-120b.jinja"
+
+
+def quick_replies(template: str, mode: str) -> list[Reply]:
+    """The quick profile's replies of one template's single-turn session in one mode."""
+    (session,) = [s for s in plan("quick", template, None, mode) if s.session.conversation == "single"]
+    return replies(session, "quick")
+
+
+def shaped(found: list[Reply], shape: str) -> Reply:
+    """The one reply of a shape."""
+    (reply,) = [reply for reply in found if reply.shape == shape]
+    return reply
+
+
+def test_json_arguments_with_an_escaped_slash_and_an_exponent() -> None:
+    reply = shaped(quick_replies(QWEN3, "think/auto"), "escaped_slash_and_exponent_in_arguments")
+    assert '"Rio\\/Lima"' in reply.text and "-0.45e+1" in reply.text
+
+
+def test_a_call_in_gpt_oss_analysis_channel() -> None:
+    reply = shaped(quick_replies(GPT_OSS, "think/auto"), "call_in_analysis_channel")
+    assert "<|channel|>analysis" in reply.text and "<|channel|>commentary" not in reply.text
+
+
+def test_prose_that_is_not_nfc() -> None:
+    reply = shaped(quick_replies(QWEN3, "nothink/auto"), "decomposed_unicode_prose_then_call")
+    assert not unicodedata.is_normalized("NFC", reply.text)
+
+
+@pytest.mark.parametrize("mode", ["think/auto", "think/required", "nothink/parallel"])
+def test_a_reply_cut_inside_a_broken_call_in_every_calling_mode(mode: str) -> None:
+    found = quick_replies(QWEN3, mode)
+    cut = shaped(found, "toolcall:malformed_arguments@past_argument_value")
+    broken = shaped(found, "malformed_arguments")
+    assert cut.partial and broken.text.startswith(cut.text)
+    assert len(cut.text) > broken.text.index("Rio") + len("Rio")
+
+
+def test_the_quick_profile_streams_call_arguments_of_every_call_shape() -> None:
+    quick = rules_of("quick")
+    by_mode = {mode: quick_replies(QWEN3, mode) for mode in ("think/auto", "think/parallel")}
+    streamed = {
+        reply.shape
+        for mode, found in by_mode.items()
+        for reply in found
+        if not reply.partial and quick.applies("char3", reply, mode)
+    }
+    calls = {
+        reply.shape
+        for found in by_mode.values()
+        for reply in found
+        if reply.origin in ("toolcall", "roundtrip") and "call" in reply.shape
+    }
+    assert len(calls) >= 10 and calls <= streamed
+    long_call = shaped(by_mode["think/auto"], "text_after_call")
+    assert len(long_call.text) > 64 and quick.applies("char3", long_call, "think/auto")
+    assert not quick.applies("char3", long_call, "think/none")
+    assert not quick.applies("char", long_call, "think/auto")

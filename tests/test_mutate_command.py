@@ -1,0 +1,93 @@
+"""`chatparity mutate`: mutants checked in temporary copies, by the sweep and gate or by a test command; the
+source it mutates is never written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from chatparity import cli
+from harness.mutants import mutants_of
+
+PROJECT = Path(__file__).resolve().parent.parent
+QWEN3 = "Qwen-Qwen3-0.6B.jinja"
+
+
+def tree_digest(directory: Path) -> str:
+    """A hash of every file under a directory (caches aside), by path and content."""
+    digest = hashlib.sha256()
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(directory).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def report(out: Path) -> dict[str, dict[str, object]]:
+    """mutants.json's mutants by id."""
+    data = json.loads((out / "mutants.json").read_text(encoding="utf-8"))
+    return {mutant["id"]: mutant for mutant in data["mutants"]}
+
+
+def test_a_test_command_decides_mutants_of_any_language(tmp_path: Path) -> None:
+    source = tmp_path / "parser"
+    source.mkdir()
+    (source / "read.mjs").write_text("const same = a == b;\nconst start = 0;\n", encoding="utf-8")
+    before = tree_digest(source)
+    out = tmp_path / "out"
+    status = cli.main([
+        "mutate", "--source", str(source), "--files", "*.mjs", "--out", str(out), "-j", "2",
+        "--test-command", "grep -q 'a == b' {dir}/read.mjs",
+    ])
+    assert status == 1
+    found = {mutant["label"].split(": ", 1)[0]: mutant["status"] for mutant in report(out).values()}
+    assert found == {"read.mjs:1 compare": "killed", "read.mjs:2 constant": "survived"}
+    assert tree_digest(source) == before
+    markdown = (out / "mutants.md").read_text(encoding="utf-8")
+    assert "## Survived mutants (1)" in markdown and "-const start = 0;\n+const start = 1;" in markdown
+
+
+def test_known_equivalents_are_not_run(tmp_path: Path) -> None:
+    source = tmp_path / "parser"
+    source.mkdir()
+    (source / "read.mjs").write_text("const start = 0;\n", encoding="utf-8")
+    (mutant,) = mutants_of(source, source / "read.mjs")
+    equivalents = tmp_path / "equivalents.toml"
+    equivalents.write_text(f'[[equivalent]]\nid = "{mutant.id}"\nreason = "start is never read"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    status = cli.main([
+        "mutate", "--source", str(source), "--files", "*.mjs", "--out", str(out), "--equivalents",
+        str(equivalents), "--test-command", "false",
+    ])
+    assert status == 0
+    assert report(out)[mutant.id]["status"] == "equivalent"
+    assert report(out)[mutant.id]["reason"] == "start is never read"
+
+
+def test_wrong_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["mutate", "--source", str(tmp_path / "absent")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert cli.main(["mutate", "--source", str(tmp_path / "empty"), "--list"]) == 2
+    assert "no file matches" in capsys.readouterr().err
+
+
+@pytest.mark.oracle
+def test_a_python_mutant_is_swept_from_a_copy_and_killed_by_the_gate(tmp_path: Path) -> None:
+    reply = PROJECT / "reply"
+    mutants = mutants_of(reply, reply / "syntaxes" / "hermes.py")
+    build = next(m for m in mutants if m.operator == "return" and "autoparser.build" in m.original)
+    before = tree_digest(reply)
+    out = tmp_path / "out"
+    status = cli.main([
+        "mutate", "--source", str(reply), "--files", "hermes.py", "--only", build.id, "--templates", QWEN3,
+        "--out", str(out), "-j", "1",
+    ])
+    assert status == 0
+    checked = report(out)[build.id]
+    assert checked["status"] == "killed" and checked["templates"] == QWEN3
+    assert "regressions" in str(checked["reason"])
+    assert (out / "baseline" / "outcomes.csv").is_file()
+    assert tree_digest(reply) == before

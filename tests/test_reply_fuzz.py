@@ -1,0 +1,90 @@
+"""Replies generated from each syntax's own markers (its call openings, thinking tags, the template's special
+tokens) mixed with JSON and prose: reading them raises nothing but Rejected, streams in any chunking never take
+back what they showed and end as the whole parse, and no finished call has arguments that are not a JSON
+object. REPLY_FUZZ_EXAMPLES sets the replies per syntax (a long run: REPLY_FUZZ_EXAMPLES=3000)."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import reply
+from templates.index import load_index
+from tests.reply_support import SYNTAX_TEMPLATES, sessions
+
+EXAMPLES = int(os.environ.get("REPLY_FUZZ_EXAMPLES", "12"))
+FRAGMENTS = ['{"name": "get_weather", "arguments": ', '{"city": "Rio", "days": 4}', '{"city": ', '"Rio"', "4",
+             "three", "[", "]", "{", "}", '"', ",", ":", "\\", "\n", " ", "Hello", "get_weather", "get_time",
+             "city", "days", "true", "null", "=", ">", "<", "</", "\n\n", "functions.", "json"]
+
+
+@cache
+def reader_and_pieces(template: str) -> tuple[reply.Reader, tuple[str, ...]]:
+    """A reader of the template's first session and the pieces replies are made of."""
+    reader = reply.open(sessions(template)[0])
+    starts = reader.syntax.call_starts(reader.template, reader.request)
+    own = [*reader.markers, *starts, *load_index()[template].markers]
+    return reader, tuple(dict.fromkeys([piece for piece in own if piece] + FRAGMENTS))
+
+
+def retraction(before: reply.Message, after: reply.Message) -> str:
+    """What `after` takes back from `before` ('' when nothing)."""
+    if not (after.content.startswith(before.content)
+            and after.reasoning_content.startswith(before.reasoning_content)):
+        return "text retracted"
+    if len(after.tool_calls) < len(before.tool_calls):
+        return "a call vanished"
+    for old, new in zip(before.tool_calls, after.tool_calls):
+        if not (new.name.startswith(old.name) and new.arguments.startswith(old.arguments)):
+            return f"call changed: {old} -> {new}"
+    return ""
+
+
+def object_arguments(message: reply.Message) -> bool:
+    """Whether every call's arguments are a JSON object."""
+    try:
+        return all(isinstance(json.loads(call.arguments), dict) for call in message.tool_calls)
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize("template", [names[0] for names in SYNTAX_TEMPLATES.values()])
+def test_generated_replies_keep_every_promise(template: str) -> None:
+    """Whole parse, and streams of random chunks, of replies made from the syntax's own pieces."""
+    reader, pieces = reader_and_pieces(template)
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(parts=st.lists(st.sampled_from(pieces), max_size=16), sizes=st.lists(st.integers(1, 12), min_size=1))
+    def check(parts: list[str], sizes: list[int]) -> None:
+        text = "".join(parts)
+        try:
+            whole: reply.Message | None = reader.parse(text)
+        except reply.Rejected:
+            whole = None
+        assert whole is None or object_arguments(whole), text
+        try:
+            reader.parse(text, partial=True)
+        except reply.Rejected:
+            pass
+        stream = reader.stream()
+        shown = reply.Message()
+        position, turn = 0, 0
+        while position < len(text):
+            size = sizes[turn % len(sizes)]
+            snapshot = stream.feed(text[position:position + size])
+            assert retraction(shown, snapshot) == "", (text, text[:position + size])
+            shown, position, turn = snapshot, position + size, turn + 1
+        try:
+            final: reply.Message | None = stream.finish()
+        except reply.Rejected:
+            final = None
+        assert final == whole, text
+        assert final is None or retraction(shown, final) == "", text
+
+    check()

@@ -1,0 +1,147 @@
+"""Verdicts fair to any parser: expectations named by the stamp, rows beyond them, JUnit XML, step summary,
+and `chatparity show` of one case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pandas as pd
+import pytest
+from reports_store_builder import StoreBuilder
+
+from chatparity.cli import main as cli
+from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
+from reports.ci import append_step_summary, exit_status, junit_xml
+from reports.divergences import classify_run
+from reports.expectations import (
+    Expectations,
+    ParserMismatch,
+    beyond,
+    check_same_parser,
+    expectations_of,
+    row_label,
+)
+from reports.runs import load_run
+
+
+def run_with(tmp_path: Path, parser: str = "cmd:./mine", expectations: str | None = None) -> Path:
+    """A run of a parser with one mismatch, one broken stream check, one match and one unsupported session."""
+    builder = StoreBuilder(tmp_path / "run")
+    builder.stamp = {**builder.stamp, "parser": parser, "expectations": expectations}
+    builder.row("c1", "a.jinja", "whole", "mismatch", "content")
+    builder.row(
+        "c1", "a.jinja", "char", "match", clean=0, snapshot_parity=0, stream_detail="clean: content shows '<x>'"
+    )
+    builder.row("c2", "a.jinja", "char", "match", monotonic=0, stream_detail="llama.cpp's own stream retracts")
+    builder.row("c2", "a.jinja", "whole", "match")
+    builder.session("u.jinja", status="unsupported", error="not mine")
+    builder.row("c3", "u.jinja", "whole", "unsupported")
+    return builder.write()
+
+
+def test_the_stamp_names_the_expectations_and_oracle_has_none() -> None:
+    assert expectations_of({"parser": "oracle", "expectations": None}) == Expectations(None)
+    assert expectations_of({"parser": "cmd:x", "expectations": "/e"}).divergences is None
+    assert expectations_of({"parser": "cmd:x", "expectations": "/e"}).baseline == Path("/e/baseline")
+    assert expectations_of({"parser": "reply"}).directory == PROJECT_ROOT / PROJECT_EXPECTATIONS
+    assert expectations_of({"parser": "x", "expectations": "no/such"}).directory == PROJECT_ROOT / "no/such"
+
+
+def test_a_run_without_expectations_gets_no_known_divergences(tmp_path: Path) -> None:
+    run = load_run(run_with(tmp_path, parser="oracle"))
+    verdict = classify_run(run)
+    assert set(verdict.rows["status"]) == {"mismatch", "match", "unsupported"} and not verdict.stale
+
+
+def test_rows_beyond_expectations_are_the_failures_the_baseline_does_not_record(tmp_path: Path) -> None:
+    run = load_run(run_with(tmp_path))
+    rows = classify_run(run).rows
+    empty = pd.DataFrame(columns=["case_id", "chunking", "outcome"])
+    found = beyond(rows, empty)
+    assert sorted(zip(found["case_id"], found["chunking"], found["label"])) == [
+        ("c1", "char", "match !clean,snapshot_parity"),
+        ("c1", "whole", "mismatch:content"),
+    ]
+    recorded = pd.DataFrame(
+        [("c1", "whole", "mismatch:content"), ("c1", "char", "match")], columns=["case_id", "chunking", "outcome"]
+    )
+    left = beyond(rows, recorded)
+    assert list(zip(left["case_id"], left["chunking"], left["expected"])) == [("c1", "char", "match")]
+    assert exit_status(run, left) == 1 and exit_status(run, left.iloc[0:0]) == 0
+
+
+def test_labels_carry_broken_stream_checks() -> None:
+    assert row_label("mismatch", "calls", []) == "mismatch:calls"
+    assert row_label("match", "", ["clean", "snapshot_parity"]) == "match !clean,snapshot_parity"
+
+
+def test_runs_of_different_parsers_are_refused_unless_allowed() -> None:
+    with pytest.raises(ParserMismatch, match="--allow-other-parser"):
+        check_same_parser({"parser": "reply"}, {"parser": "cmd:x"}, "the baseline", allow=False)
+    assert check_same_parser({"parser": "reply"}, {"parser": "cmd:x"}, "the baseline", allow=True)
+    assert check_same_parser({"parser": "reply"}, {"parser": "reply"}, "the baseline", allow=False) == []
+
+
+def test_junit_has_a_test_case_per_session_with_failures_counted(tmp_path: Path) -> None:
+    run = load_run(run_with(tmp_path))
+    rows = classify_run(run).rows
+    text = junit_xml(run, beyond(rows, pd.DataFrame(columns=["case_id", "chunking", "outcome"])))
+    root = ElementTree.fromstring(text)
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("2", "1", "1")
+    failing = root.find(".//testcase[@classname='a.jinja']")
+    assert failing is not None and failing.get("name") == "nothink/none|plain"
+    failure = failing.find("failure")
+    assert failure is not None and failure.get("message") == "2 rows fail beyond the parser's expectations"
+    assert "chatparity show c1" in (failure.text or "") and "match !clean," in (failure.text or "")
+    assert text == junit_xml(run, beyond(rows, pd.DataFrame(columns=["case_id", "chunking", "outcome"])))
+
+
+def test_the_step_summary_is_appended_only_where_github_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    assert append_step_summary("## x") is None
+    target = tmp_path / "summary.md"
+    target.write_text("earlier\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(target))
+    assert append_step_summary("## run\n") == target
+    assert target.read_text(encoding="utf-8") == "earlier\n## run\n"
+
+
+def test_show_prints_the_case_readings_and_a_replay_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = run_with(tmp_path)
+    assert cli(["show", "c1", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "template     a.jinja (family fam, syntax json)" in out
+    assert "  whole      mismatch:content  content @3: 'lo' vs ''" in out
+    assert "  char       match  [consistent ok, monotonic ok, clean BROKEN, snapshot_parity BROKEN]" in out
+    assert '"content": "Hel"' in out and "first difference: content @3" in out
+    assert "chatparity sweep --parser cmd:./mine --profile quick --templates a.jinja" in out
+    assert "--case c1" in out and "chatparity show c1 /tmp/chatparity-replay/c1" in out
+
+
+def test_show_names_an_unknown_case_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(["show", "c9", str(run_with(tmp_path))]) == 2
+    assert "no case 'c9' in this run" in capsys.readouterr().err
+
+
+def test_the_command_line_has_a_version_and_examples_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["--version"]) == 0
+    assert "llama.cpp 0c1e57098" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli(["show", "--help"])
+    assert "examples:\n  chatparity show" in capsys.readouterr().out
+
+
+def test_a_junitxml_in_pytest_args_is_written_over_by_the_sweeps_own() -> None:
+    from reports.commands.sweep import junit_target
+
+    assert junit_target(None, "-x --junitxml=out/j.xml") == Path("out/j.xml")
+    assert junit_target(None, "--junit-xml out/k.xml") == Path("out/k.xml")
+    assert junit_target(Path("mine.xml"), "--junitxml=out/j.xml") == Path("mine.xml")
+    assert junit_target(None, "-x") is None
