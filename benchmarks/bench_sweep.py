@@ -20,7 +20,7 @@ from tabulate import tabulate
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-import sweep_timers  # noqa: E402
+import sweep_timers
 
 
 def merged(directory: Path) -> tuple[dict[str, float], dict[str, int], int]:
@@ -63,7 +63,15 @@ def main(argv: list[str]) -> int:
     os.environ[sweep_timers.DIRECTORY] = str(scratch)
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])
     argv = [*argv, "--pytest-args", "-p sweep_timers -q"] if "--pytest-args" not in argv else argv
-    sweep_command.publish = sweep_timers.timed("reports: publish", sweep_command.publish)
+    before_reports: list[float] = []
+    publish = sweep_timers.timed("reports: publish", sweep_command.publish)
+
+    def measured_publish(run: Path) -> object:
+        """Publish, noting the controller's peak memory before the reports load the store."""
+        before_reports.append(peak_mib(resource.RUSAGE_SELF))
+        return publish(run)
+
+    sweep_command.publish = measured_publish
     started = time.perf_counter()
     status = sweep_command.main(argv, "bench_sweep")
     wall = time.perf_counter() - started
@@ -72,10 +80,11 @@ def main(argv: list[str]) -> int:
     print(f"\nsweep {' '.join(argv)}: exit {status}, wall {wall:.1f} s, {workers} worker(s)")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")
     print(tabulate(breakdown(seconds, calls), headers=["phase", "seconds", "calls", "of items"],
-                   disablenumparse=True))
+                   disable_numparse=True))
     hits, misses = calls.get("oracle cache hits", 0), calls.get("oracle cache misses", 0)
     print(f"oracle cache: {hits} hits, {misses} misses; reading_json calls {rows}")
-    print(f"peak RSS: controller {peak_mib(resource.RUSAGE_SELF):.0f} MiB, "
+    sweeping = f"{before_reports[0]:.0f} MiB while sweeping, " if before_reports else ""
+    print(f"peak RSS: controller {sweeping}{peak_mib(resource.RUSAGE_SELF):.0f} MiB with the reports; "
           f"largest worker or child {peak_mib(resource.RUSAGE_CHILDREN):.0f} MiB")
     return status
 

@@ -87,7 +87,7 @@ def install() -> None:
     from harness import oracle_cache, oracle_reads, runner, sweep_plugin
 
     wrap(oracle_cache.OracleCache, "get", "oracle: cache reads")
-    oracle_cache.OracleCache.get = counted_get(oracle_cache.OracleCache.get)
+    oracle_cache.OracleCache.get = counted_get(oracle_cache.OracleCache.get)  # type: ignore[method-assign]
     wrap(oracle_cache.OracleCache, "put", "oracle: cache writes")
     wrap(oracle_reads.OracleReads, "ask", "oracle: llama.cpp")
     for name in ("render", "parse", "partials"):

@@ -20,7 +20,7 @@ from templates.pins import pin_of, resolve_version
 DEFAULT_PARSER = "reply"
 ALIASES = {"reply": "reply.harness:factory"}
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-PROJECT_EXPECTATIONS = "reports"
+PROJECT_EXPECTATIONS = "reply/expectations"
 
 
 class ParserKind(str, Enum):

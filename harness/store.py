@@ -15,7 +15,7 @@ from chatparity.model import STREAM_CHECKS, Record, Row, SessionRecord, columns,
 STORE_NAME = "rows.sqlite"
 
 STAMP_SCHEMA = "CREATE TABLE IF NOT EXISTS stamp (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-TABLES = {"sessions": SessionRecord, "rows": Row}
+TABLES: dict[str, type[Record]] = {"sessions": SessionRecord, "rows": Row}
 FAILING_SQL = (
     "SELECT case_id, chunking, session_id FROM rows WHERE outcome != 'match' OR "
     + " OR ".join(f"{check} = 0" for check in STREAM_CHECKS)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -13,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from chatparity.model import ParserUnderTest, Row, SessionRecord, record_from
+from chatparity.model import ParserUnderTest, Record, Row, SessionRecord, columns, record_from, record_values
 from harness import store
 from harness.oracle_cache import OracleCache
 from harness.oracle_reads import OracleIdentity, OracleReads
@@ -194,8 +193,8 @@ class SweepItem(OneLineFailure, pytest.Item):
         )
         result = runner.run()
         payload = {
-            "session": dataclasses.asdict(result.session),
-            "rows": [dataclasses.asdict(row) for row in result.rows],
+            "session": record_dict(result.session),
+            "rows": [record_dict(row) for row in result.rows],
             "parser_revision": state.revision,
         }
         self.user_properties.append((PROPERTY, payload_json(payload)))
@@ -204,6 +203,11 @@ class SweepItem(OneLineFailure, pytest.Item):
     def reportinfo(self) -> tuple[Path, int, str]:
         """Where the item comes from, for pytest's reports."""
         return self.path, 0, self.name
+
+
+def record_dict(record: Record) -> dict[str, Any]:
+    """A flat record's columns as a dict (what dataclasses.asdict gives, without its deep copies)."""
+    return dict(zip(columns(type(record)), record_values(record)))
 
 
 def storable(value: Any) -> Any:
@@ -235,6 +239,17 @@ def payload_of(report: pytest.TestReport) -> dict[str, Any] | None:
     return None
 
 
+def drop_payload(holder: pytest.TestReport | pytest.Item) -> None:
+    """Remove the payload from a report or an item."""
+    holder.user_properties[:] = [prop for prop in holder.user_properties if prop[0] != PROPERTY]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """The call's report has carried the payload: drop it from the item, so its teardown report does not."""
+    drop_payload(item)
+
+
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
     """Show sessions with any non-matching row as `D` (differs) in pytest's progress."""
     if report.when == "call" and report.passed and dict(report.user_properties).get(DIFFERS):
@@ -260,9 +275,9 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Spool each session's payload and drop it from the report; an item that failed is lost (its rows
         are missing from the store)."""
-        payload = payload_of(report)
-        report.user_properties[:] = [prop for prop in report.user_properties if prop[0] != PROPERTY]
-        if payload is not None and report.passed:
+        payload = payload_of(report) if report.when == "call" and report.passed else None
+        drop_payload(report)
+        if payload is not None:
             self.state.keep(report.nodeid, payload)
         elif report.failed:
             lines = report.longreprtext.strip().splitlines()

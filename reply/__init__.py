@@ -6,7 +6,8 @@
     message = reader.parse(text)          # Rejected when llama.cpp would refuse the finished reply
     stream = reader.stream()
     for chunk in chunks:
-        snapshot = stream.feed(chunk)     # what llama-server shows after this chunk
+        snapshot = stream.feed(chunk)     # what llama-server shows after this chunk (Rejected where
+                                          # llama.cpp refuses the text so far; the stream goes on)
     final = stream.finish()               # equal to reader.parse(text)
 
 `session` is anything with template_source, bos, eos, tools (OpenAI list), tool_choice,
@@ -26,11 +27,14 @@ and resumes long scans and repetitions, so a feed only reads the new text (linea
 Streams and cut-off replies (`parse(text, partial=True)`) show what llama-server shows after streaming
 the text character by character, with rules on top that keep a stream's promises (README, "Streams keep
 their promises"): the start of a marker still arriving at the end is held back until it resolves, a call's
-arguments show only up to their last closable point (`promises.py`), and a read that would take back what
-was shown is not shown (where llama.cpp would fail to diff). A read that shows nothing (a failed or empty
-read) keeps what the last character-by-character read showed (`reader.Replay`), so what is shown never
-depends on the chunking; a finished read that would drop a shown call, or carries arguments that are not a
-JSON object, finishes as the stream showed it, arguments closed into an object and `bad_args` reported.
+arguments show only up to their last closable point, raw control characters in strings escaped
+(`promises.py`), and a read that would take back what was shown is not shown (where llama.cpp would fail
+to diff). A read that shows nothing (a failed or empty read) keeps what the last character-by-character
+read showed (`reader.Replay`), so what is shown never depends on the chunking; where llama.cpp refuses the
+text so far (it does not start as the format must), the cut read and that feed both raise Rejected, and the
+stream goes on with the next chunk. A finished read that would drop a shown call, or carries arguments that
+are not a JSON object, finishes as the stream showed it, arguments closed into an object and `bad_args`
+reported.
 
 Adding a syntax: write one module `reply/syntaxes/<name>.py` defining
 

@@ -370,17 +370,16 @@ class Arena:
         if not ctx.resumable:
             return self.run[p.__class__](p, ctx, start)
         key = (p.id, start)
-        hit = ctx.memo.get(key)
+        memo = ctx.memo
+        hit = memo.get(key)
         if hit is not None:
             return hit
         outer = ctx.eof
         ctx.eof = False
         result = self.run[p.__class__](p, ctx, start)
-        if ctx.eof:
-            outer = True
-        else:
-            ctx.memo[key] = result
-        ctx.eof = outer
+        if not ctx.eof:
+            memo[key] = result
+            ctx.eof = outer
         return result
 
     def _touch(self, ctx: Context, pos: int) -> None:

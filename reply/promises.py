@@ -10,7 +10,8 @@ from reply.json_value import Stack
 
 _SPACE = " \t\r\n"
 _SCALAR = re.compile(r"[^\s,\]}]*")
-_STRING_STOP = re.compile(r'["\\]')
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
+_CONTROL_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
 def is_object(arguments: str) -> bool:
@@ -28,7 +29,8 @@ class ArgumentsScan:
     """A resumable scan of one call's arguments as they grow, finding their longest closable prefix: a prefix
     that is a JSON object once its open string and brackets are closed. That is inside a value string (not
     within an escape), right after an opening bracket, or right after a complete value; a key still being
-    written, a colon awaiting its value, and a number or literal still arriving are not."""
+    written, a colon awaiting its value, and a number or literal still arriving are not. A control character
+    written raw inside a string (JSON wants it escaped) is escaped in what the scan shows (`escaped`)."""
 
     def __init__(self) -> None:
         self.seen = ""
@@ -41,6 +43,7 @@ class ArgumentsScan:
         self.best = 0
         self.best_stack: Stack | None = None
         self.best_in_string = False
+        self.controls: list[int] = []
 
     def _mark(self, index: int, in_string: bool = False) -> None:
         self.best, self.best_stack, self.best_in_string = index, self.stack, in_string
@@ -54,6 +57,18 @@ class ArgumentsScan:
         if not self.broken:
             self._advance(arguments)
         return self.best
+
+    def escaped(self, arguments: str, length: int) -> str:
+        """The first `length` characters of the scanned `arguments`, control characters in strings escaped."""
+        pieces, start = [], 0
+        for position in self.controls:
+            if position >= length:
+                break
+            char = arguments[position]
+            pieces += [arguments[start:position], _CONTROL_ESCAPES.get(char, f"\\u{ord(char):04x}")]
+            start = position + 1
+        pieces.append(arguments[start:length])
+        return "".join(pieces)
 
     def closing(self) -> str:
         """What closes the longest closable prefix into a JSON object."""
@@ -77,6 +92,12 @@ class ArgumentsScan:
                 index = end
                 if index == size:
                     break
+                if text[index] < " ":
+                    self.controls.append(index)
+                    index += 1
+                    if not self.string_is_key:
+                        self._mark(index, in_string=True)
+                    continue
                 if text[index] == "\\":
                     width = 6 if text.startswith("u", index + 1) else 2
                     if index + width > size:
@@ -133,24 +154,24 @@ class ArgumentsScan:
 
 def shown_arguments(arguments: str, scan: ArgumentsScan | None = None) -> str:
     """What a stream shows of a call's arguments so far: all of them when they are a complete JSON object,
-    else their longest prefix from which they can still end as one."""
+    else their longest prefix from which they can still end as one (control characters in strings escaped)."""
     scan = scan or ArgumentsScan()
     length = scan.closable(arguments)
     if length == len(arguments.rstrip()) and scan.stack is None and is_object(arguments):
         return arguments
-    return arguments[:length]
+    return scan.escaped(arguments, length)
 
 
 def closed_arguments(arguments: str) -> str:
     """A finished call's arguments as a JSON object: unchanged when they are one, else their longest closable
-    prefix (a number or literal at their very end counts as complete) with its open string and brackets
-    closed ("{}" when nothing of them is closable)."""
+    prefix (a number or literal at their very end counts as complete) with control characters in its strings
+    escaped and its open string and brackets closed ("{}" when nothing of them is closable)."""
     if is_object(arguments):
         return arguments
     for ended in (arguments + " ", arguments):
         scan = ArgumentsScan()
         length = scan.closable(ended)
-        closed = arguments[:length] + scan.closing() if length else "{}"
+        closed = scan.escaped(arguments, length) + scan.closing() if length else "{}"
         if is_object(closed):
             return closed
     return "{}"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -25,18 +23,29 @@ TOO_DEEP = "The reply nests deeper than the parser's grammar can recurse"
 PLACEHOLDER_MESSAGES = [{"role": "user", "content": "Hello"}]
 
 
-@contextmanager
-def _deep_recursion(limit: int = 20000) -> Iterator[None]:
+class _DeepRecursion:
+    """Deep recursion allowed inside the block; a RecursionError there becomes Rejected."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.old = limit
+
+    def __enter__(self) -> None:
+        self.old = sys.getrecursionlimit()
+        if self.old < self.limit:
+            sys.setrecursionlimit(self.limit)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        if self.old < self.limit:
+            sys.setrecursionlimit(self.old)
+        if kind is not None and issubclass(kind, RecursionError):
+            raise Rejected(TOO_DEEP, lambda: (Problem.BAD_SYNTAX,)) from None
+
+
+def _deep_recursion(limit: int = 20000) -> _DeepRecursion:
     """A grammar's recursive rules (JSON reads iteratively) may nest deep: allow deep recursion for one parse,
     and refuse a reply that nests deeper still (Rejected, never RecursionError)."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, limit))
-    try:
-        yield
-    except RecursionError:
-        raise Rejected(TOO_DEEP, lambda: (Problem.BAD_SYNTAX,)) from None
-    finally:
-        sys.setrecursionlimit(old)
+    return _DeepRecursion(limit)
 
 
 def _system_merged(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -280,11 +289,13 @@ class Stream:
 
     def feed(self, chunk: str) -> Message:
         """The snapshot after this chunk (the previous one when nothing new can be read yet); snapshots
-        carry no problems, the finished reading does. A reply that nests too deep to read keeps its last
-        snapshot, and its finish is refused."""
+        carry no problems, the finished reading does. Rejected when llama.cpp refuses the text so far as a
+        cut reply (it does not start as the format starts), as llama-server's parse of it fails; the stream
+        goes on, showing what it showed before. A reply that nests too deep to read is refused from then on,
+        its finish too."""
         self.ctx.text += chunk
         if self.refusal is not None:
-            return self.snapshot
+            raise self.refusal
         try:
             with _deep_recursion():
                 self.result = self.reader.arena.parse(self.ctx)
@@ -293,8 +304,9 @@ class Stream:
                 if held.empty or not extends(self.snapshot, held):
                     held = self.replay.advance(self.ctx.text[len(self.reader.prefix):])
         except Rejected as refusal:
-            self.refusal = refusal
-            return self.snapshot
+            if refusal.reason == TOO_DEEP:
+                self.refusal = refusal
+            raise
         if extends(self.snapshot, held):
             self.snapshot = held
         return self.snapshot

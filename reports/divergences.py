@@ -139,8 +139,9 @@ def apply_divergences(
 
     A mismatch of the entry's kind is a known divergence; a match it covers is an unexpected match; other
     failures it covers stay what they are. An entry that covers no known divergence nor unexpected match is
-    stale when its template/family/mode globs select a session of the run, or when the run was `complete`
-    (not narrowed by a selection); otherwise the run did not exercise it.
+    stale when it selects rows of the run (they fail otherwise than it says), or when the run was `complete`
+    (not narrowed by a selection) and no session of it has the entry's template, family or syntax; otherwise
+    the run did not exercise it (e.g. a shape only the full profile makes, in a quick run).
     """
     frame = rows.copy()
     frame["status"] = [raw_status(outcome).value for outcome in frame["outcome"]]
@@ -156,7 +157,8 @@ def apply_divergences(
         frame.loc[known | unexpected, "divergence"] = entry.label
         if (known | unexpected).any():
             continue
-        if complete or scope_mask(sessions, entry, (*SCOPE_FIELDS, "mode")).any():
+        selects_rows = bool(scope_mask(frame, entry).any())
+        if selects_rows or (complete and not scope_mask(sessions, entry, (*SCOPE_FIELDS, "mode")).any()):
             stale.append(entry)
         else:
             not_exercised.append(entry)

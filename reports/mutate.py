@@ -25,9 +25,10 @@ import pandas as pd
 
 from harness.mutants import Mutant, equivalent_by_bytecode, mutants_of
 from reports.diff import Change
-from reports.divergences import classify_run
+from reports.divergences import Verdict, classify_run
+from reports.expectations import DIVERGENCES_FILE
 from reports.gate import Baseline, baseline_stamp, check, run_outcomes, write_baseline
-from reports.runs import RunError, load_run
+from reports.runs import Run, RunError, load_run
 from reports.tables import markdown_table
 from templates.index import load_index
 
@@ -219,7 +220,32 @@ def run_command(
             raise
 
 
-def reference(settings: Settings, templates: str | None) -> Baseline:
+@dataclass(frozen=True)
+class Reference:
+    """The unmutated parser's sweep: its outcomes as a baseline, and its rows that are already unexpected
+    matches (a mutant is not blamed for those)."""
+
+    baseline: Baseline
+    unexpected: frozenset[tuple[str, str]]
+
+
+def divergences_of(run: Run, project: Path) -> Path | None:
+    """The known-divergences file of a run's parser, read from the project snapshot (not the working tree)."""
+    declared = run.stamp.get("expectations")
+    if not declared:
+        return None
+    directory = Path(str(declared))
+    file = (directory if directory.is_absolute() else project / directory) / DIVERGENCES_FILE
+    return file if file.is_file() else None
+
+
+def unexpected_keys(verdict: Verdict) -> frozenset[tuple[str, str]]:
+    """The (case, chunking) keys of a verdict's unexpected matches."""
+    rows = verdict.unexpected
+    return frozenset(zip(rows["case_id"], rows["chunking"]))
+
+
+def reference(settings: Settings, templates: str | None) -> Reference:
     """Sweep the unmutated parser (the source, imported first) and keep its outcomes, also written to
     OUT/baseline, as the baseline every mutant is gated against."""
     out = settings.out / "reference"
@@ -235,17 +261,24 @@ def reference(settings: Settings, templates: str | None) -> Baseline:
     run = load_run(out)
     baseline = Baseline(outcomes=run_outcomes(run), stamp=baseline_stamp(run))
     write_baseline(settings.out / "baseline", baseline)
-    return baseline
+    return Reference(baseline, unexpected_keys(classify_run(run, divergences_of(run, settings.project))))
 
 
-def verdict_of(baseline: Baseline, run_dir: Path) -> tuple[str, str]:
+def verdict_of(reference: Reference, run_dir: Path, project: Path) -> tuple[str, str]:
     """Why the gate fails a mutant's run ('' when it passes): regressions, failing new rows, lost items or
     unexpected matches, with the first rows; and, when it passes, whether any row changed at all."""
     try:
         run = load_run(run_dir)
     except RunError as error:
         return f"no run: {error}", ""
-    result = check(baseline, run, classify_run(run))
+    verdict = classify_run(run, divergences_of(run, project))
+    result = check(reference.baseline, run, verdict)
+    unexpected = verdict.unexpected[
+        [
+            key not in reference.unexpected
+            for key in zip(verdict.unexpected["case_id"], verdict.unexpected["chunking"])
+        ]
+    ]
     changed = result.rows[result.rows["change"].isin([Change.FIX.value, Change.KIND_CHANGE.value])]
     note = (
         f"{len(changed)} rows changed without failing the gate (fixes or kind changes), e.g. "
@@ -260,7 +293,7 @@ def verdict_of(baseline: Baseline, run_dir: Path) -> tuple[str, str]:
     for what, rows in (
         ("regressions", result.of(Change.REGRESSION)),
         ("new failing rows", result.new_failures),
-        ("unexpected matches", result.verdict.unexpected),
+        ("unexpected matches", unexpected),
     ):
         if not rows.empty:
             shown = "; ".join(
@@ -274,7 +307,9 @@ def verdict_of(baseline: Baseline, run_dir: Path) -> tuple[str, str]:
     return "; ".join(reasons), note
 
 
-def check_mutant(mutant: Mutant, settings: Settings, baseline: Baseline | None, served: str | None) -> Result:
+def check_mutant(
+    mutant: Mutant, settings: Settings, reference: Reference | None, served: str | None
+) -> Result:
     """Apply one mutant to a temporary copy of the source and sweep and gate it (or run the test command)."""
     started = time.monotonic()
     original = (settings.source / mutant.file).read_text(encoding="utf-8")
@@ -303,8 +338,8 @@ def check_mutant(mutant: Mutant, settings: Settings, baseline: Baseline | None, 
                 log,
                 settings.project,
             )
-            assert baseline is not None
-            reason, note = verdict_of(baseline, out) if status is not None else ("", "")
+            assert reference is not None
+            reason, note = verdict_of(reference, out, settings.project) if status is not None else ("", "")
     seconds = time.monotonic() - started
     if status is None:
         return Result(
@@ -357,13 +392,13 @@ def mutation_check(
             )
         else:
             to_run.append(mutant)
-    baseline = None
+    swept: Reference | None = None
     if not settings.test_command and to_run:
         needed = {served[mutant.id] for mutant in to_run}
-        baseline = reference(settings, None if None in needed or len(needed) > 1 else needed.pop())
+        swept = reference(settings, None if None in needed or len(needed) > 1 else needed.pop())
     with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
         for result in pool.map(
-            lambda mutant: check_mutant(mutant, settings, baseline, served[mutant.id]), to_run
+            lambda mutant: check_mutant(mutant, settings, swept, served[mutant.id]), to_run
         ):
             results[result.id] = result
             progress(result)

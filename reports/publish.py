@@ -11,11 +11,11 @@ import pandas as pd
 
 from reports.coverage import Coverage, coverage, coverage_markdown
 from reports.divergences import Verdict, classify_run
+from reports.expectations import failing_rows
 from reports.groups import failure_groups, stream_groups
 from reports.html import page
 from reports.multiturn import multiturn_section
 from reports.oracle_defects import defects_markdown, oracle_defects
-from reports.expectations import failing_rows
 from reports.runs import Run, load_run
 from reports.summary import summary_markdown, summary_text
 from reports.tables import Tables, build_tables, markdown_table, records

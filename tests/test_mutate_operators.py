@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from harness.mutants import Mutant, equivalent_by_bytecode, mutants_of, python_mutants, text_mutants
-from reports.mutate import sample, served_templates, template_selection
+from reports.mutate import divergences_of, sample, served_templates, template_selection
 
 SOURCE = '''"""A module docstring: never mutated."""
 
@@ -116,3 +117,11 @@ def test_a_syntax_module_serves_its_syntax_templates() -> None:
     assert template_selection(syntaxes["hermes"], "Qwen-*") == "Qwen-Qwen3-0.6B.jinja"
     assert template_selection(syntaxes["hermes"], "Llama*") == ""
     assert template_selection(None, "Qwen-*") == "Qwen-*"
+
+
+def test_known_divergences_are_read_from_the_project_snapshot(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "known_divergences.toml").write_text("", encoding="utf-8")
+    run = SimpleNamespace(stamp={"expectations": "reports"})
+    assert divergences_of(run, tmp_path) == tmp_path / "reports" / "known_divergences.toml"  # type: ignore[arg-type]
+    assert divergences_of(SimpleNamespace(stamp={"expectations": None}), tmp_path) is None  # type: ignore[arg-type]

@@ -41,8 +41,8 @@ def test_arguments_nested_100000_deep_are_read_whole_and_streamed(template: str)
 
 
 def test_a_grammar_recursing_too_deep_is_refused_not_crashed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A RecursionError inside a read (a recursive rule of some syntax) becomes Rejected; a stream keeps its
-    last snapshot and refuses at its finish."""
+    """A RecursionError inside a read (a recursive rule of some syntax) becomes Rejected; a stream refuses
+    that feed, every later one and its finish."""
     reader = reply.open(session("Qwen-Qwen3-0.6B.jinja", "nothink/auto"))
     stream = reader.stream()
     assert stream.feed("Hello").content == "Hello"
@@ -53,7 +53,11 @@ def test_a_grammar_recursing_too_deep_is_refused_not_crashed(monkeypatch: pytest
     monkeypatch.setattr(reader.arena, "parse", recurse)
     with pytest.raises(reply.Rejected, match="nests deeper"):
         reader.parse("Hello there")
-    assert stream.feed(" there").content == "Hello"
+    with pytest.raises(reply.Rejected, match="nests deeper"):
+        stream.feed(" there")
+    monkeypatch.undo()
+    with pytest.raises(reply.Rejected, match="nests deeper"):
+        stream.feed("!")
     with pytest.raises(reply.Rejected, match="nests deeper"):
         stream.finish()
 

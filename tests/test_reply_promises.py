@@ -122,3 +122,62 @@ def test_every_prefix_shows_a_prefix_that_closes_into_an_object(value: dict[str,
         assert is_object(closed) and (closed.startswith(shown) or closed == "{}" and shown in ("", "{"))
         previous = shown
     assert shown_arguments(text) == text and closed_arguments(text) == text
+
+
+def test_raw_control_characters_in_strings_show_escaped() -> None:
+    """A control character written raw inside a string is escaped in what is shown and in the closed object,
+    so every prefix shows a prefix of the finished arguments, which are a JSON object."""
+    raw = '{"code": "def f():\n\treturn 1", "note": "a\x01b"}'
+    finished = closed_arguments(raw)
+    assert finished == '{"code": "def f():\\n\\treturn 1", "note": "a\\u0001b"}' and is_object(finished)
+    scan = ArgumentsScan()
+    previous = ""
+    for cut in range(len(raw) + 1):
+        shown = shown_arguments(raw[:cut], scan)
+        assert shown.startswith(previous) and finished.startswith(shown), raw[:cut]
+        assert closed_arguments(raw[:cut]).startswith(shown) and is_object(closed_arguments(raw[:cut]))
+        previous = shown
+
+
+def test_a_python_argument_with_a_raw_newline_streams_and_finishes_as_one_object() -> None:
+    """LFM2's Python-quoted argument holding a raw newline (llama.cpp copies it raw): every stream only grows
+    and ends, like the whole parse, on a JSON object with the newline escaped."""
+    reader = reply.open(session("LFM2.5-8B-A1B.jinja", "think/auto"))
+    text = "<|tool_call_start|>[get_weather(city='Rio\nde Janeiro', days=4)]<|tool_call_end|>"
+    whole = reader.parse(text)
+    assert [call.arguments for call in whole.tool_calls] == ['{"city":"Rio\\nde Janeiro","days":4}']
+    for size in (1, 3):
+        stream, shown = reader.stream(), ""
+        for start in range(0, len(text), size):
+            calls = stream.feed(text[start:start + size]).tool_calls
+            arguments = calls[0].arguments if calls else ""
+            assert arguments.startswith(shown), (shown, arguments)
+            shown = arguments
+        assert stream.finish() == whole
+
+
+@pytest.mark.parametrize("template,mode,text", [
+    ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", "nothink/auto", "Hello <|START_RESPONSE|>"),
+    ("upstage-Solar-Open-100B.jinja", "nothink/auto",
+     '<|tool_calls|><|tool_call:begin|>call7<|tool_call:name|>get_weather'),
+])
+def test_a_cut_reply_reads_as_its_stream_ends_refusals_included(template: str, mode: str, text: str) -> None:
+    """A cut reply's whole read equals the last snapshot of a stream of it, in any chunking; where llama.cpp
+    refuses the text so far, both refuse, and the stream goes on reading later chunks."""
+    reader = reply.open(session(template, mode))
+    outcomes = []
+    for cut in range(1, len(text) + 1):
+        try:
+            outcomes.append(reader.parse(text[:cut], partial=True))
+        except reply.Rejected:
+            outcomes.append(None)
+    assert None in outcomes
+    for size in (1, 2, 5):
+        stream = reader.stream()
+        for start in range(0, len(text), size):
+            end = min(start + size, len(text))
+            try:
+                snapshot: reply.Message | None = stream.feed(text[start:end])
+            except reply.Rejected:
+                snapshot = None
+            assert snapshot == outcomes[end - 1], (size, text[:end])

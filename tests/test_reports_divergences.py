@@ -118,3 +118,16 @@ def test_a_glob_list_must_hold_strings(tmp_path: Path) -> None:
     file = write_entries(tmp_path, '[[divergence]]\ntemplate = []\nkind = "calls"\nreason = "r"\n')
     with pytest.raises(DivergenceFileError, match="template must be a non-empty glob string or a list of them"):
         load_divergences(file)
+
+
+def test_an_entry_for_a_shape_this_profile_does_not_make_is_idle_but_a_gone_template_is_stale(
+    tmp_path: Path,
+) -> None:
+    file = write_entries(
+        tmp_path,
+        '[[divergence]]\ntemplate = "a.jinja"\nshape = "full-only"\nkind = "calls"\nreason = "r"\n\n'
+        '[[divergence]]\ntemplate = "gone.jinja"\nkind = "calls"\nreason = "r"\n',
+    )
+    verdict = classify_run(load_run(divergence_run(tmp_path, complete=True)), file)
+    assert [entry.number for entry in verdict.not_exercised] == [1]
+    assert [entry.number for entry in verdict.stale] == [2]

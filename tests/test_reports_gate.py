@@ -101,9 +101,13 @@ def test_unexpected_matches_and_stale_entries_fail_the_gate(
     assert gate_main(["--baseline", str(baseline), "--divergences", str(unexpected), str(head)], PROG) == 1
     assert "UNEXPECTED MATCHES" in capsys.readouterr().out
     stale = tmp_path / "stale.toml"
-    stale.write_text('[[divergence]]\ntemplate = "a.jinja"\nshape = "gone"\nkind = "calls"\nreason = "r"\n')
-    assert gate_main(["--baseline", str(baseline), "--divergences", str(stale), str(head)], PROG) == 1
+    stale.write_text('[[divergence]]\ntemplate = "a.jinja"\nkind = "content"\nreason = "r"\n')
+    failing = run_with(tmp_path / "failing", {("c2", "whole"): ("mismatch", "calls")})
+    assert gate_main(["--baseline", str(baseline), "--divergences", str(stale), str(failing)], PROG) == 1
     assert "STALE KNOWN DIVERGENCES" in capsys.readouterr().out
+    idle = tmp_path / "idle.toml"
+    idle.write_text('[[divergence]]\ntemplate = "a.jinja"\nshape = "full-only"\nkind = "calls"\nreason = "r"\n')
+    assert gate_main(["--baseline", str(baseline), "--divergences", str(idle), str(head)], PROG) == 0
     exact = tmp_path / "exact.toml"
     exact.write_text(
         '[[divergence]]\ntemplate = "a.jinja"\nshape = "plain"\nchunking = "whole"\nmode = "*"\n'
