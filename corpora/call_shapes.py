@@ -19,6 +19,7 @@ PROSE = "Let me check the weather for you."
 AFTER = "\nI will report back once I have it."
 THOUGHT_PREFIX = "I need the forecast first.\n"
 UNKNOWN_TOOL = "launch_rocket"
+EXTRA_PARAMETER = ("units", "metric")
 DECOMPOSED = "Checking the cafe\u0301 forecast in Sa\u0303o Paulo."
 COMMENTARY = "<|channel|>commentary"
 JSON_NUMBER = re.compile(r"(:\s*)4(\s*[,}])")
@@ -48,6 +49,8 @@ class CallShape(str, Enum):
     JSON_FORMS = "escaped_slash_and_exponent_in_arguments"
     CALL_IN_ANALYSIS = "call_in_analysis_channel"
     DECOMPOSED_PROSE = "decomposed_unicode_prose_then_call"
+    UNWRAPPED_VALUES = "argument_values_not_wrapped_in_newlines"
+    EXTRA_PARAMETER = "parameter_not_in_schema"
 
 
 QUICK_SHAPES = (
@@ -61,6 +64,8 @@ QUICK_SHAPES = (
     CallShape.CALL_IN_ANALYSIS,
     CallShape.DECOMPOSED_PROSE,
     CallShape.OBJECT_AS_TEXT,
+    CallShape.UNWRAPPED_VALUES,
+    CallShape.EXTRA_PARAMETER,
 )
 
 
@@ -78,6 +83,7 @@ class Turn(str, Enum):
     BOOLEAN_AS_TEXT = "boolean_as_text"
     OBJECT_AS_TEXT = "object_as_text"
     TAGS_IN_ARGUMENT = "tags_in_argument"
+    EXTRA_PARAMETER = "extra_parameter"
 
 
 NATIVE_SHAPES = {
@@ -89,12 +95,15 @@ NATIVE_SHAPES = {
     CallShape.BOOLEAN_AS_TEXT: Turn.BOOLEAN_AS_TEXT,
     CallShape.OBJECT_AS_TEXT: Turn.OBJECT_AS_TEXT,
     CallShape.MARKER_QUOTED: Turn.QUOTED_CALL,
+    CallShape.EXTRA_PARAMETER: Turn.EXTRA_PARAMETER,
 }
 COMPOSABLE_SHAPES = (CallShape.PROSE_BEFORE, CallShape.MARKER_QUOTED, CallShape.TWO_CALLS_ONE_UNKNOWN)
 TRUTH_SHAPES = {
     CallShape.EMPTY_ARGUMENTS: CALLING_MODES,
     CallShape.CJK_ESCAPES: CALLING_MODES,
+    CallShape.EXTRA_PARAMETER: CALLING_MODES,
 }
+COMPOSED_TRUTH_SHAPES = (CallShape.TEXT_AFTER, CallShape.UNWRAPPED_VALUES)
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,8 @@ def turn_message(turn: Turn, tools: ToolSet, quoted: str, tag_code: str) -> dict
         calls = [call(tools.empty, {})]
     elif turn is Turn.CJK_ARGUMENTS:
         calls = [call(tools.weather, weather_arguments(tools, CJK_CITY))]
+    elif turn is Turn.EXTRA_PARAMETER:
+        calls = [call(tools.weather, {**weather_arguments(tools), EXTRA_PARAMETER[0]: EXTRA_PARAMETER[1]})]
     elif turn is Turn.INTEGER_AS_TEXT:
         calls = [call(tools.weather, weather_arguments(tools, days="4"))]
     elif turn is Turn.BOOLEAN_AS_TEXT and tools.boolean:
@@ -240,6 +251,15 @@ def split_call(text: str, name: str, think_end: str, markers: tuple[str, ...]) -
     return CallText(text[:head_end], text[head_end:], name, opening)
 
 
+def unwrap_values(body: str, values: tuple[str, ...]) -> str | None:
+    """The call with the newlines the template wraps around each argument value removed, or None when it
+    wraps none."""
+    unwrapped = body
+    for value in values:
+        unwrapped = unwrapped.replace(f">\n{value}\n<", f">{value}<")
+    return None if unwrapped == body else unwrapped
+
+
 def break_arguments(body: str, value: str, markers: tuple[str, ...]) -> str | None:
     """The call with the closing after its first argument value removed, or None when none is found."""
     at = body.find(value)
@@ -290,6 +310,10 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
         if COMMENTARY not in body:
             return Skip(ORIGIN, shape.value, "the template writes no commentary channel")
         return head + body.replace(COMMENTARY, ANALYSIS, 1)
+    if shape is CallShape.UNWRAPPED_VALUES:
+        unwrapped = unwrap_values(body, ("Rio", "4"))
+        return Skip(ORIGIN, shape.value, "the template does not wrap argument values in newlines") \
+            if unwrapped is None else head + unwrapped
     if shape is CallShape.DECOMPOSED_PROSE:
         return f"{head}{DECOMPOSED}\n{body}"
     if shape in COMPOSABLE_SHAPES:
@@ -315,10 +339,13 @@ def truth_for(frame: CallFrame, shape: CallShape, written: Written) -> Message |
 
 def composed_truth(frame: CallFrame, shape: CallShape, one: Written) -> Message | None:
     """The truth of a composed shape whose meaning is certain: a call followed by text means that call, with
-    the text as content (so a reader that drops the call or the text shows against the truth)."""
-    if shape is not CallShape.TEXT_AFTER or one.hand or frame.mode not in CALLING_MODES:
+    the text as content (so a reader that drops the call or the text shows against the truth); a call whose
+    values lack the template's wrapping newlines means the same call."""
+    if shape not in COMPOSED_TRUTH_SHAPES or one.hand or frame.mode not in CALLING_MODES:
         return None
     meant = truth_of(one.message, one.text or "")
+    if shape is CallShape.UNWRAPPED_VALUES:
+        return meant
     return replace(meant, content=(meant.content + AFTER).strip())
 
 

@@ -11,7 +11,7 @@
     final = stream.finish()               # equal to reader.parse(text)
 
 `session` is anything with template_source, bos, eos, tools (OpenAI list), tool_choice,
-parallel_tool_calls, enable_thinking, kwargs (chat_template_kwargs), reasoning_format and messages.
+parallel_tool_calls, enable_thinking, chat_template_kwargs (or `kwargs`), reasoning_format and messages.
 A `Message` has reasoning_content, content, tool_calls (ToolCall name, arguments as JSON text, id) and
 problems (`Problem`: no_action, multiple_actions, prose_before_action, text_after_action, unclosed_think,
 bad_syntax, unknown_action, bad_args, cut_off).

@@ -58,7 +58,7 @@ def _system_merged(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _request(session: Any, template: Template) -> Request:
-    kwargs = dict(getattr(session, "kwargs", None) or {})
+    kwargs = dict(getattr(session, "chat_template_kwargs", None) or getattr(session, "kwargs", None) or {})
     thinking = bool(getattr(session, "enable_thinking", True))
     if isinstance(kwargs.get("enable_thinking"), bool):
         thinking = kwargs["enable_thinking"]
@@ -88,7 +88,8 @@ def _request(session: Any, template: Template) -> Request:
 
 def open_reader(session: Any) -> Reader:
     """A reader for a session (template source, bos, eos, tools, tool_choice, parallel_tool_calls,
-    enable_thinking, kwargs, reasoning_format, messages); Unsupported when no syntax reads its template."""
+    enable_thinking, chat_template_kwargs or kwargs, reasoning_format, messages); Unsupported when no syntax
+    reads its template."""
     template = Template(session.template_source, getattr(session, "bos", "") or "", getattr(session, "eos", "") or "")
     syntax = select(template)
     if syntax is None:

@@ -143,6 +143,23 @@ def test_counts_follow_the_product_rule() -> None:
     assert full.sessions == 4 and single_full.total > single_quick.total
 
 
+def test_quick_profile_has_unwrapped_values_and_an_unknown_parameter_with_truth() -> None:
+    qwen35 = shapes(session_corpus(think_auto()["Qwen3.5-4B.jinja"], "quick"), "toolcall")
+    unwrapped = qwen35["argument_values_not_wrapped_in_newlines"]
+    assert "<parameter=city>Rio</parameter>" in unwrapped.text and "<parameter=days>4</parameter>" in unwrapped.text
+    assert unwrapped.truth is not None
+    assert [(c.name, json.loads(c.arguments)) for c in unwrapped.truth.tool_calls] == [
+        ("get_weather", {"city": "Rio", "days": 4})]
+    for name in ("Qwen3.5-4B.jinja", "Qwen-Qwen3-0.6B.jinja"):
+        extra = shapes(session_corpus(think_auto()[name], "quick"), "toolcall")["parameter_not_in_schema"]
+        assert "units" in extra.text and "metric" in extra.text and extra.truth is not None, name
+        assert [json.loads(c.arguments) for c in extra.truth.tool_calls] == [
+            {"city": "Rio", "days": 4, "units": "metric"}], name
+    qwen3 = session_corpus(think_auto()["Qwen-Qwen3-0.6B.jinja"], "quick")
+    assert {skip.shape: skip.reason for skip in qwen3.skips}["argument_values_not_wrapped_in_newlines"] == \
+        "the template does not wrap argument values in newlines"
+
+
 def comparable(reading: Reading) -> Any:
     """A reading with arguments compared as parsed JSON and ids left out."""
     if not isinstance(reading, Message):
@@ -151,7 +168,7 @@ def comparable(reading: Reading) -> Any:
             [(call.name, json.loads(call.arguments)) for call in reading.tool_calls])
 
 
-PROBES = {"text_after_call"}  # truth by meaning, which llama.cpp may refuse: its refusals are oracle defects
+PROBES = {"text_after_call", "argument_values_not_wrapped_in_newlines", "parameter_not_in_schema"}  # truth by meaning, which llama.cpp may refuse: its refusals are oracle defects
 
 
 @pytest.mark.oracle

@@ -16,6 +16,7 @@ from corpora.call_shapes import (
     call_replies,
     split_call,
     tool_set,
+    unwrap_values,
 )
 from corpora.fuzz import fuzz_replies
 from corpora.partials import CutPoint, Landmarks, cut_points, partial_replies
@@ -164,6 +165,39 @@ def test_call_shapes_skip_every_shape_without_a_written_call() -> None:
     frame = CallFrame(tools(), ToolMode.AUTO, {Turn.ONE_CALL: Written({}, None, "never writes calls")}, ())
     replies, skips = call_replies(frame, tuple(CallShape))
     assert replies == [] and {skip.reason for skip in skips} == {"never writes calls"} and len(skips) == len(CallShape)
+
+
+XML_CALL = ("<tool_call>\n<function=get_weather>\n<parameter=city>\nRio\n</parameter>\n"
+            "<parameter=days>\n4\n</parameter>\n</function>\n</tool_call>")
+
+
+def test_unwrap_values_removes_only_the_newlines_around_values() -> None:
+    assert unwrap_values(XML_CALL, ("Rio", "4")) == XML_CALL.replace(">\nRio\n<", ">Rio<").replace(">\n4\n<", ">4<")
+    assert unwrap_values(HERMES_CALL, ("Rio", "4")) is None
+
+
+def test_unwrapped_values_and_an_extra_parameter_carry_the_meant_call() -> None:
+    meant = {"role": "assistant", "content": "", "tool_calls": [{"id": "Xq7Tz2Lp9", "type": "function", "function": {
+        "name": "get_weather", "arguments": {"city": "Rio", "days": 4}}}]}
+    extra = {"role": "assistant", "content": "", "tool_calls": [{"id": "Xq7Tz2Lp9", "type": "function", "function": {
+        "name": "get_weather", "arguments": {"city": "Rio", "days": 4, "units": "metric"}}}]}
+    extra_text = XML_CALL.replace("</function>", "<parameter=units>\nmetric\n</parameter>\n</function>")
+    written = {Turn.ONE_CALL: Written(meant, XML_CALL), Turn.EXTRA_PARAMETER: Written(extra, extra_text)}
+    frame = CallFrame(tools(), ToolMode.AUTO, written, MARKERS)
+    shapes = by_shape(call_replies(frame, (CallShape.UNWRAPPED_VALUES, CallShape.EXTRA_PARAMETER))[0])
+    unwrapped = shapes["argument_values_not_wrapped_in_newlines"]
+    assert "<parameter=city>Rio</parameter>" in unwrapped.text and "<parameter=days>4</parameter>" in unwrapped.text
+    assert unwrapped.truth is not None
+    assert [(c.name, json.loads(c.arguments)) for c in unwrapped.truth.tool_calls] == [
+        ("get_weather", {"city": "Rio", "days": 4})]
+    named = shapes["parameter_not_in_schema"]
+    assert named.text == extra_text and named.truth is not None
+    assert [json.loads(c.arguments) for c in named.truth.tool_calls] == [{"city": "Rio", "days": 4, "units": "metric"}]
+    _, skips = call_replies(hermes_frame(ToolMode.AUTO), (CallShape.UNWRAPPED_VALUES,))
+    assert [skip.reason for skip in skips] == ["the template does not wrap argument values in newlines"]
+    none_mode = CallFrame(tools(), ToolMode.CHOICE_NONE, written, MARKERS)
+    assert [r.truth for r in call_replies(none_mode, (CallShape.UNWRAPPED_VALUES, CallShape.EXTRA_PARAMETER))[0]] == [
+        None, None]
 
 
 MARKS = Landmarks(MARKERS, (REASONING,), ("get_weather",), ("Rio",))
