@@ -185,3 +185,10 @@ def analyze(template: Template) -> JsonCalls | None:
 def build(b: ChatBuilder, req: Request, reasoning: Reasoning, fmt: JsonCalls, content: Content = UNWRAPPED) -> Parser:
     """The autoparser's grammar for JSON calls: prefix, reasoning, content up to the calls, the calls."""
     return autoparser.build(b, req, reasoning, fmt.tool_format, content)
+
+
+def build_for_template(b: ChatBuilder, template: Template, req: Request) -> Parser:
+    """The grammar for the JSON calls the template itself writes, with its reasoning and content wrapping."""
+    fmt = analyze(template)
+    assert fmt is not None
+    return build(b, req, template.reasoning, fmt, template.content)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from reply import json_calls
-from reply.chat import ChatBuilder
-from reply.peg import Parser
 from reply.request import Request
 from reply.routes import AUTOPARSER
 from reply.syntaxes import Syntax
@@ -19,16 +17,9 @@ def detect(template: Template) -> bool:
     return fmt is not None and fmt.array_wrapped and (fmt.section_start, fmt.section_end) == SECTION
 
 
-def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
-    """Reasoning, content up to <tool_calls>, then the list of calls."""
-    fmt = json_calls.analyze(template)
-    assert fmt is not None
-    return json_calls.build(b, req, template.reasoning, fmt, template.content)
-
-
 def call_starts(template: Template, req: Request) -> list[str]:
     """Where the calls start."""
     return [SECTION[0]] if req.use_tools else []
 
 
-SYNTAX = Syntax("apriel", AUTOPARSER, detect, build, call_starts, order=60)
+SYNTAX = Syntax("apriel", AUTOPARSER, detect, json_calls.build_for_template, call_starts, order=60)

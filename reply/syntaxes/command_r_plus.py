@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from reply import json_calls
 from reply.analysis import COHERE_WRAP
-from reply.chat import ChatBuilder
-from reply.peg import Parser
 from reply.request import Request
 from reply.routes import AUTOPARSER
 from reply.syntaxes import Syntax
@@ -20,17 +18,10 @@ def detect(template: Template) -> bool:
             and all(tag in template.source for tag in COHERE_WRAP))
 
 
-def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
-    """The wrapped content, then the calls."""
-    fmt = json_calls.analyze(template)
-    assert fmt is not None
-    return json_calls.build(b, req, template.reasoning, fmt, template.content)
-
-
 def call_starts(template: Template, req: Request) -> list[str]:
     """Where the calls start."""
     fmt = json_calls.analyze(template)
     return [fmt.section_start] if fmt and req.use_tools else []
 
 
-SYNTAX = Syntax("command_r_plus", AUTOPARSER, detect, build, call_starts, order=64)
+SYNTAX = Syntax("command_r_plus", AUTOPARSER, detect, json_calls.build_for_template, call_starts, order=64)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from reply import json_calls
 from reply.analysis import trim_whitespace
-from reply.chat import ChatBuilder
-from reply.peg import Parser
 from reply.request import Request
 from reply.routes import AUTOPARSER
 from reply.syntaxes import Syntax
@@ -20,17 +18,10 @@ def detect(template: Template) -> bool:
             and fmt.section_end == "</tool_calls>")
 
 
-def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
-    """Content up to <tool_calls>, then the calls."""
-    fmt = json_calls.analyze(template)
-    assert fmt is not None
-    return json_calls.build(b, req, template.reasoning, fmt, template.content)
-
-
 def call_starts(template: Template, req: Request) -> list[str]:
     """Where the calls start."""
     fmt = json_calls.analyze(template)
     return [fmt.tool_start] if fmt and req.use_tools else []
 
 
-SYNTAX = Syntax("minimax_m1", AUTOPARSER, detect, build, call_starts, order=63)
+SYNTAX = Syntax("minimax_m1", AUTOPARSER, detect, json_calls.build_for_template, call_starts, order=63)
