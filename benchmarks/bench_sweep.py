@@ -23,28 +23,35 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 import sweep_timers
 
 
-def merged(directory: Path) -> tuple[dict[str, float], dict[str, int], int]:
-    """The timings of this process and of every worker that left a file, and the worker count."""
-    seconds, calls = dict(sweep_timers.SECONDS), dict(sweep_timers.CALLS)
+def merged(directory: Path) -> tuple[dict[str, float], dict[str, float], dict[str, int], int]:
+    """The wall and CPU timings of this process and of every worker that left a file, and the worker count."""
+    seconds, cpu, calls = dict(sweep_timers.SECONDS), dict(sweep_timers.CPU), dict(sweep_timers.CALLS)
     files = sorted(directory.glob("worker-*.json"))
     for file in files:
         found = json.loads(file.read_text(encoding="utf-8"))
-        for name, value in found["seconds"].items():
-            seconds[name] = seconds.get(name, 0.0) + value
-        for name, value in found["calls"].items():
-            calls[name] = calls.get(name, 0) + value
-    return seconds, calls, len(files)
+        for into, key in ((seconds, "seconds"), (cpu, "cpu"), (calls, "calls")):
+            for name, value in found[key].items():
+                into[name] = into.get(name, 0) + value
+    return seconds, cpu, calls, len(files)
 
 
-def breakdown(seconds: dict[str, float], calls: dict[str, int]) -> list[list[object]]:
-    """One line per phase, the sessions' unwrapped remainder as `harness: rest of the runner`."""
-    within = sum(value for name, value in seconds.items() if not name.startswith(("controller", "reports", "session")))
-    total = seconds.get("session items (total)", 0.0)
-    phases = {name: value for name, value in seconds.items() if name != "session items (total)"}
-    phases["harness: rest of the runner"] = max(0.0, total - within)
-    lines = [[name, f"{value:.2f}", calls.get(name, ""), f"{100 * value / total:.1f}%" if total else ""]
-             for name, value in sorted(phases.items())]
-    lines.append(["session items (total, all workers)", f"{total:.2f}", calls.get("session items (total)", ""), ""])
+def remainder(timings: dict[str, float]) -> dict[str, float]:
+    """The phases, with the sessions' unwrapped remainder as `harness: rest of the runner`."""
+    within = sum(value for name, value in timings.items() if not name.startswith(("controller", "reports", "session")))
+    phases = {name: value for name, value in timings.items() if name != "session items (total)"}
+    phases["harness: rest of the runner"] = max(0.0, timings.get("session items (total)", 0.0) - within)
+    return phases
+
+
+def breakdown(seconds: dict[str, float], cpu: dict[str, float], calls: dict[str, int]) -> list[list[object]]:
+    """One line per phase: wall seconds, CPU seconds, calls and share of the session items' CPU time."""
+    walls, cpus = remainder(seconds), remainder(cpu)
+    total, total_cpu = seconds.get("session items (total)", 0.0), cpu.get("session items (total)", 0.0)
+    lines = [[name, f"{value:.2f}", f"{cpus.get(name, 0.0):.2f}", calls.get(name, ""),
+              f"{100 * cpus.get(name, 0.0) / total_cpu:.1f}%" if total_cpu else ""]
+             for name, value in sorted(walls.items())]
+    lines.append(["session items (total, all workers)", f"{total:.2f}", f"{total_cpu:.2f}",
+                  calls.get("session items (total)", ""), ""])
     return lines
 
 
@@ -75,11 +82,11 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     status = sweep_command.main(argv, "bench_sweep")
     wall = time.perf_counter() - started
-    seconds, calls, workers = merged(scratch)
+    seconds, cpu, calls, workers = merged(scratch)
     rows = calls.get("harness: reading json", 0)
     print(f"\nsweep {' '.join(argv)}: exit {status}, wall {wall:.1f} s, {workers} worker(s)")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores")
-    print(tabulate(breakdown(seconds, calls), headers=["phase", "seconds", "calls", "of items"],
+    print(tabulate(breakdown(seconds, cpu, calls), headers=["phase", "wall s", "cpu s", "calls", "of items cpu"],
                    disable_numparse=True))
     hits, misses = calls.get("oracle cache hits", 0), calls.get("oracle cache misses", 0)
     print(f"oracle cache: {hits} hits, {misses} misses; reading_json calls {rows}")

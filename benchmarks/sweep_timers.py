@@ -1,7 +1,8 @@
 """A pytest plugin for bench_sweep: accumulating timers wrapped around a sweep's phases, in every process.
 
 Loaded only by the benchmark (`-p sweep_timers`); a sweep without it runs unwrapped code.
-Each timer keeps its own time, less the time of timers nested inside it.
+Each timer keeps its own time, less the time of timers nested inside it: wall-clock seconds (`SECONDS`) and this
+process's CPU seconds (`CPU`, which a loaded machine inflates far less; a child process's work is not in it).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import pytest
 
 DIRECTORY = "CHATPARITY_BENCH_DIR"
 SECONDS: dict[str, float] = {}
+CPU: dict[str, float] = {}
 CALLS: dict[str, int] = {}
-STACK: list[float] = []
+STACK: list[tuple[float, float]] = []
 
 
 def timed(phase: str, function: Callable[..., Any]) -> Callable[..., Any]:
@@ -27,17 +29,19 @@ def timed(phase: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        STACK.append(0.0)
-        started = time.perf_counter()
+        STACK.append((0.0, 0.0))
+        started, started_cpu = time.perf_counter(), time.process_time()
         try:
             return function(*args, **kwargs)
         finally:
-            elapsed = time.perf_counter() - started
-            nested = STACK.pop()
+            elapsed, elapsed_cpu = time.perf_counter() - started, time.process_time() - started_cpu
+            nested, nested_cpu = STACK.pop()
             SECONDS[phase] = SECONDS.get(phase, 0.0) + elapsed - nested
+            CPU[phase] = CPU.get(phase, 0.0) + elapsed_cpu - nested_cpu
             CALLS[phase] = CALLS.get(phase, 0) + 1
             if STACK:
-                STACK[-1] += elapsed
+                outer, outer_cpu = STACK[-1]
+                STACK[-1] = (outer + elapsed, outer_cpu + elapsed_cpu)
 
     return wrapper
 
@@ -118,11 +122,12 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     """Time the whole item (the session), so the unwrapped rest is known."""
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     try:
         return (yield)
     finally:
         SECONDS["session items (total)"] = SECONDS.get("session items (total)", 0.0) + time.perf_counter() - started
+        CPU["session items (total)"] = CPU.get("session items (total)", 0.0) + time.process_time() - started_cpu
         CALLS["session items (total)"] = CALLS.get("session items (total)", 0) + 1
 
 
@@ -130,4 +135,4 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """A worker leaves its timings in the benchmark's directory."""
     if hasattr(session.config, "workerinput") and os.environ.get(DIRECTORY):
         file = Path(os.environ[DIRECTORY]) / f"worker-{os.getpid()}.json"
-        file.write_text(json.dumps({"seconds": SECONDS, "calls": CALLS}), encoding="utf-8")
+        file.write_text(json.dumps({"seconds": SECONDS, "cpu": CPU, "calls": CALLS}), encoding="utf-8")

@@ -245,7 +245,8 @@ class Session:
 
 @dataclass(frozen=True)
 class Reply:
-    """A model's reply: finished or partial, where it came from, and the message it encodes if known."""
+    """A model's reply: finished or partial, where it came from, the message it encodes if known, and the
+    structural checks it breaks on purpose (`exempt`, e.g. a call to a tool that was not offered)."""
 
     text: str
     partial: bool
@@ -253,6 +254,7 @@ class Reply:
     shape: str
     truth: Message | None = field(default=None, compare=False)
     note: str = field(default="", compare=False)
+    exempt: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -313,6 +315,7 @@ class Kind(str, Enum):
     CALLS = "calls"
     REJECTS = "rejects"
     ACCEPTS = "accepts"
+    WHITESPACE = "whitespace"
 
 
 class SessionStatus(str, Enum):
@@ -326,6 +329,7 @@ class SessionStatus(str, Enum):
 
 
 STREAM_CHECKS = ("consistent", "monotonic", "clean", "snapshot_parity")
+STRUCTURAL_CHECKS = ("arguments_json", "arguments_schema", "no_leakage", "parallel_order")
 
 
 # Records of a run: one per session, one per row (case × chunking)
@@ -378,6 +382,16 @@ class Row:
     clean: int | None = None
     snapshot_parity: int | None = None
     stream_detail: str = ""
+    arguments_json: int | None = None
+    arguments_schema: int | None = None
+    no_leakage: int | None = None
+    parallel_order: int | None = None
+    structure_detail: str = ""
+    oracle_arguments_json: int | None = None
+    oracle_arguments_schema: int | None = None
+    oracle_no_leakage: int | None = None
+    oracle_parallel_order: int | None = None
+    oracle_structure_detail: str = ""
     oracle_vs_truth: str | None = None
     parser_vs_truth: str | None = None
     reply: str = ""
@@ -390,9 +404,9 @@ class Row:
 
     @property
     def clean_match(self) -> bool:
-        """Whether the row matched and no stream check broke."""
+        """Whether the row matched and no stream check nor structural check of the parser's reading broke."""
         return self.outcome == Outcome.MATCH.value and all(
-            getattr(self, check) != 0 for check in STREAM_CHECKS
+            getattr(self, check) != 0 for check in (*STREAM_CHECKS, *STRUCTURAL_CHECKS)
         )
 
 

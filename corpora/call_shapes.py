@@ -104,6 +104,18 @@ TRUTH_SHAPES = {
     CallShape.EXTRA_PARAMETER: CALLING_MODES,
 }
 COMPOSED_TRUTH_SHAPES = (CallShape.TEXT_AFTER, CallShape.UNWRAPPED_VALUES)
+EXEMPT_CHECKS = {
+    CallShape.UNKNOWN_NAME: ("arguments_schema",),
+    CallShape.TWO_CALLS_ONE_UNKNOWN: ("arguments_schema",),
+    CallShape.MALFORMED_ARGUMENTS: ("arguments_json", "arguments_schema", "no_leakage"),
+    CallShape.INTEGER_AS_TEXT: ("arguments_schema",),
+    CallShape.BOOLEAN_AS_TEXT: ("arguments_schema",),
+    CallShape.OBJECT_AS_TEXT: ("arguments_schema",),
+    CallShape.JSON_FORMS: ("arguments_schema",),
+    CallShape.EXTRA_PARAMETER: ("arguments_schema",),
+    CallShape.NO_OPENING_WRAPPER: ("no_leakage",),
+    CallShape.CALL_IN_THOUGHT: ("no_leakage",),
+}
 
 
 @dataclass(frozen=True)
@@ -349,6 +361,13 @@ def composed_truth(frame: CallFrame, shape: CallShape, one: Written) -> Message 
     return replace(meant, content=(meant.content + AFTER).strip())
 
 
+def exempt_checks(shape: CallShape, truth: Message | None) -> tuple[str, ...]:
+    """The structural checks a shape breaks on purpose: a schema it violates, markers it writes out of place
+    (a quoted marker counts only where no truth says which text holds it)."""
+    quoted = ("no_leakage",) if shape is CallShape.MARKER_QUOTED and truth is None else ()
+    return EXEMPT_CHECKS.get(shape, ()) + quoted
+
+
 def call_replies(frame: CallFrame, shapes: tuple[CallShape, ...]) -> tuple[list[Reply], list[Skip]]:
     """The replies of the given call shapes for one session, and the shapes it could not make."""
     one = frame.written.get(Turn.ONE_CALL)
@@ -362,7 +381,10 @@ def call_replies(frame: CallFrame, shapes: tuple[CallShape, ...]) -> tuple[list[
     for shape in shapes:
         written = frame.written.get(NATIVE_SHAPES[shape]) if shape in NATIVE_SHAPES else None
         if written is not None and written.text is not None:
-            replies.append(Reply(written.text, False, ORIGIN, shape.value, truth_for(frame, shape, written), note))
+            truth = truth_for(frame, shape, written)
+            replies.append(
+                Reply(written.text, False, ORIGIN, shape.value, truth, note, exempt_checks(shape, truth))
+            )
             continue
         if shape in NATIVE_SHAPES and shape not in COMPOSABLE_SHAPES:
             skips.append(Skip(ORIGIN, shape.value, written.reason if written else "no tool for this shape"))
@@ -372,5 +394,6 @@ def call_replies(frame: CallFrame, shapes: tuple[CallShape, ...]) -> tuple[list[
             skips.append(made)
         else:
             why = f"composed: the template's own rendering failed ({written.reason})" if written else note
-            replies.append(Reply(made, False, ORIGIN, shape.value, composed_truth(frame, shape, one), why))
+            truth = composed_truth(frame, shape, one)
+            replies.append(Reply(made, False, ORIGIN, shape.value, truth, why, exempt_checks(shape, truth)))
     return replies, skips

@@ -66,7 +66,7 @@ def think_frame(planned: PlannedSession, written: dict[Turn, call_shapes.Written
         truth = roundtrip.truth_of(tags.message, tags.text)
     prompt = planned.session.prompt or ""
     return ThinkFrame(
-        entry.think_start, entry.think_end, planned.opens_thought, planned.session.enable_thinking,
+        entry.think_start, entry.think_end, planned.opens_thought, planning.thinks(planned.session.mode),
         bool(entry.think_end) and prompt.rstrip().endswith(entry.think_end),
         planned.session.mode.tools is not ToolMode.REQUIRED, before, after,
         tags.text if tags else None, truth,

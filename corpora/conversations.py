@@ -16,6 +16,7 @@ class Conversation(str, Enum):
     SYSTEM = "system"
     AFTER_TOOL = "after_tool"
     AFTER_REASONING = "after_reasoning"
+    TYPED_TOOLS = "typed_tools"
 
 
 USER = {"role": "user", "content": "What's the weather in Rio?"}
@@ -29,7 +30,7 @@ def call(name: str, arguments: dict[str, Any], index: int = 0) -> dict[str, Any]
 
 def messages(conversation: Conversation) -> tuple[dict[str, Any], ...]:
     """The messages of a conversation."""
-    if conversation is Conversation.SINGLE:
+    if conversation in (Conversation.SINGLE, Conversation.TYPED_TOOLS):
         return (USER,)
     if conversation is Conversation.SYSTEM:
         return (SYSTEM, USER)

@@ -9,7 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatparity.model import Message, Mode, Reply, Session, ToolCall, ToolMode, canonical_json
+from chatparity.model import (
+    STRUCTURAL_CHECKS,
+    Message,
+    Mode,
+    Reply,
+    Session,
+    ToolCall,
+    ToolMode,
+    canonical_json,
+)
 from corpora.conversations import Conversation, messages
 from corpora.jinja_env import error_text
 from corpora.planning import PlannedSession, checked_source
@@ -19,7 +28,7 @@ from corpora.turns import generation_prompt, opens_thought
 from templates.index import TemplateEntry, load_index
 
 REQUIRED = ("id", "template", "thinking", "tools", "kwargs", "reply", "partial")
-OPTIONAL = ("messages", "tool_defs", "truth", "note")
+OPTIONAL = ("messages", "tool_defs", "truth", "note", "exempt")
 
 
 class CorpusFileError(ValueError):
@@ -60,6 +69,7 @@ class CorpusLine:
     partial: bool
     truth: Message | None
     note: str
+    exempt: tuple[str, ...] = ()
 
     @property
     def origin(self) -> str:
@@ -74,7 +84,7 @@ class CorpusLine:
 
     def as_reply(self) -> Reply:
         """The line's reply, named by its id."""
-        return Reply(self.reply, self.partial, self.origin, self.id, self.truth, self.note)
+        return Reply(self.reply, self.partial, self.origin, self.id, self.truth, self.note, self.exempt)
 
 
 def expect(value: Any, kind: type, where: tuple[Path, int, str], what: str) -> Any:
@@ -110,6 +120,16 @@ def read_truth(data: Any, where: tuple[Path, int, str]) -> Message:
         call_id = expect(item.get("id", ""), str, (at[0], at[1], f"{at[2]}.id"), "a string")
         read.append(ToolCall(name, arguments, call_id))
     return Message(data.get("content", ""), data.get("reasoning_content", ""), tuple(read))
+
+
+def read_exempt(data: Any, where: tuple[Path, int, str]) -> tuple[str, ...]:
+    """The structural checks a reply breaks on purpose: a list of check names."""
+    names = expect(data, list, where, f"a list of structural checks ({', '.join(STRUCTURAL_CHECKS)})")
+    for index, name in enumerate(names):
+        if name not in STRUCTURAL_CHECKS:
+            expected = f"expected one of {', '.join(STRUCTURAL_CHECKS)}, got {name!r}"
+            raise CorpusFileError(where[0], where[1], f"exempt[{index}]", expected)
+    return tuple(names)
 
 
 def read_objects(data: Any, where: tuple[Path, int, str], what: str) -> tuple[dict[str, Any], ...]:
@@ -169,6 +189,7 @@ def read_line(path: Path, number: int, text: str) -> CorpusLine:
         partial=expect(data["partial"], bool, at("partial"), "true or false"),
         truth=read_truth(data["truth"], at("truth")) if data.get("truth") is not None else None,
         note=expect(data.get("note", ""), str, at("note"), "a string"),
+        exempt=read_exempt(data["exempt"], at("exempt")) if "exempt" in data else (),
     )
 
 

@@ -55,6 +55,7 @@ RENDER_ERRORS = (
     LookupError,
     AttributeError,
     ArithmeticError,
+    RecursionError,
 )
 
 

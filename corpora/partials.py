@@ -89,6 +89,6 @@ def partial_replies(sources: list[tuple[Reply, tuple[CutPoint, ...]]], marks: La
                 continue
             out.append(Reply(
                 source.text[:offset], True, ORIGIN, f"{source.origin}:{source.shape}@{point.value}", None,
-                f"cut at {offset} of {len(source.text)}",
+                f"cut at {offset} of {len(source.text)}", source.exempt,
             ))
     return out

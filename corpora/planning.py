@@ -10,7 +10,7 @@ from chatparity.model import InputError, Mode, Session, ToolMode, profile_named
 from corpora.conversations import Conversation, messages
 from corpora.jinja_env import RENDER_ERRORS, error_text
 from corpora.prompts import render_chat
-from corpora.tools import STANDARD_TOOLS
+from corpora.tools import STANDARD_TOOLS, SWEEP_TOOLS
 from corpora.turns import generation_prompt, opens_thought
 from templates.index import TemplateEntry, load_index, sha256_text, template_source
 
@@ -38,21 +38,51 @@ def kwarg_settings(entry: TemplateEntry, profile: str) -> list[tuple[tuple[str, 
     return settings
 
 
-def modes(entry: TemplateEntry, profile: str) -> list[Mode]:
-    """Thinking on/off × kwargs sets × the five tool modes."""
+THINKING_KWARG = "enable_thinking"
+
+
+def kwarg_thinking_modes(entry: TemplateEntry, source: str, profile: str) -> list[Mode]:
+    """For a template with thinking tags that reads enable_thinking, the flag passed through
+    chat_template_kwargs against the top-level one (a client switching thinking off per request; in full, also
+    on), without tools."""
+    if not (entry.think_start and entry.think_end and THINKING_KWARG in source):
+        return []
+    switched = (True, False) if profile == "full" else (True,)
+    return [Mode(thinking, ToolMode.NONE, ((THINKING_KWARG, not thinking),)) for thinking in switched]
+
+
+def thinks(mode: Mode) -> bool:
+    """Whether a mode's request turns thinking on: enable_thinking in chat_template_kwargs overrides the flag."""
+    value = mode.kwargs_dict.get(THINKING_KWARG)
+    return value if isinstance(value, bool) else mode.thinking
+
+
+def modes(entry: TemplateEntry, profile: str, source: str = "") -> list[Mode]:
+    """Thinking on/off × kwargs sets × the five tool modes, then the kwarg-switched thinking modes."""
     return [
         Mode(thinking, tools, kwargs)
         for thinking in (True, False)
         for kwargs in kwarg_settings(entry, profile)
         for tools in ToolMode
-    ]
+    ] + kwarg_thinking_modes(entry, source, profile)
+
+
+TYPED_TOOL_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 
 
 def conversations(mode: Mode, profile: str) -> list[Conversation]:
-    """The conversations of a mode: all in the full profile; in quick, the others only for think/auto."""
-    if profile == "full" or (mode.thinking and mode.tools is ToolMode.AUTO and not mode.kwargs):
-        return list(Conversation)
-    return [Conversation.SINGLE]
+    """The conversations of a mode: all in the full profile; in quick, the others only for think/auto. The
+    typed-tools session (the standard tools and one whose schemas vary as real APIs' do) only where calls are
+    asked for: every calling mode in full, think/parallel (whose call arguments stream) in quick."""
+    full = profile == "full"
+    typed = mode.tools in TYPED_TOOL_MODES and not mode.kwargs and (
+        full or (mode.thinking and mode.tools is ToolMode.PARALLEL)
+    )
+    if full or (mode.thinking and mode.tools is ToolMode.AUTO and not mode.kwargs):
+        standard = [conversation for conversation in Conversation if conversation is not Conversation.TYPED_TOOLS]
+    else:
+        standard = [Conversation.SINGLE]
+    return standard + ([Conversation.TYPED_TOOLS] if typed else [])
 
 
 def plan_session(entry: TemplateEntry, source: str, mode: Mode, conversation: Conversation) -> PlannedSession:
@@ -66,7 +96,7 @@ def plan_session(entry: TemplateEntry, source: str, mode: Mode, conversation: Co
         mode=mode,
         conversation=conversation.value,
         messages=messages(conversation),
-        tool_defs=STANDARD_TOOLS,
+        tool_defs=SWEEP_TOOLS if conversation is Conversation.TYPED_TOOLS else STANDARD_TOOLS,
     )
     try:
         prompt = render_chat(
@@ -123,7 +153,7 @@ def plan(
     planned: list[PlannedSession] = []
     for entry in entries:
         source = checked_source(entry, version)
-        for each in modes(entry, profile):
+        for each in modes(entry, profile, source):
             if mode is not None and not fnmatch(each.label, mode):
                 continue
             planned += [plan_session(entry, source, each, conv) for conv in conversations(each, profile)]

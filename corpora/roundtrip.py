@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatparity.model import Message, Reply, ToolCall
+from corpora.conversations import Conversation
 from corpora.jinja_env import RENDER_ERRORS, error_text
-from corpora.planning import PlannedSession
+from corpora.planning import PlannedSession, thinks
 from corpora.prompts import render_chat
+from corpora.tools import STANDARD_TOOLS
 from corpora.turn_shapes import TURN_SHAPES, TurnShape
 from corpora.turns import TurnText, strip_end_of_turn, turn_body
 
@@ -24,13 +26,23 @@ class RoundTripTurn:
     turn: TurnText
 
 
+def calls_fit(shape: TurnShape, planned: PlannedSession) -> bool:
+    """Whether a shape calls only tools the session offers; in a typed-tools session, only the shapes that call
+    its tools beyond the standard set (the others are the single-turn session's)."""
+    offered = {tool["function"]["name"] for tool in planned.session.tool_defs}
+    standard = {tool["function"]["name"] for tool in STANDARD_TOOLS}
+    if not shape.tool_names <= offered:
+        return False
+    return planned.session.conversation != Conversation.TYPED_TOOLS.value or bool(shape.tool_names - standard)
+
+
 def shapes_for(planned: PlannedSession) -> list[TurnShape]:
     """The turn shapes that fit a session: calls where tools are offered, reasoning when thinking."""
     mode = planned.session.mode
     return [
         shape
         for shape in TURN_SHAPES
-        if mode.tools in shape.modes and (mode.thinking or not shape.has_reasoning)
+        if mode.tools in shape.modes and (thinks(mode) or not shape.has_reasoning) and calls_fit(shape, planned)
     ]
 
 

@@ -29,6 +29,7 @@ class ThinkingShape(str, Enum):
     TAGS_IN_ARGUMENT = "tags_in_argument"
 
 
+OUT_OF_PLACE_TAGS = (ThinkingShape.BARE_END_TAG, ThinkingShape.START_AFTER_TEXT, ThinkingShape.SECOND_END_TAG)
 QUICK_SHAPES = (
     ThinkingShape.LEADING_THOUGHT,
     ThinkingShape.BARE_END_TAG,
@@ -122,8 +123,16 @@ def thinking_replies(frame: ThinkFrame, shapes: tuple[ThinkingShape, ...]) -> tu
             continue
         text, truth = shape_text(frame, shape)
         note = "reply starts inside the thought the prompt opened" if frame.opened else ""
-        replies.append(Reply(text, False, ORIGIN, shape.value, truth, note))
+        replies.append(Reply(text, False, ORIGIN, shape.value, truth, note, exempt_checks(frame, shape, truth)))
     return replies, skips
+
+
+def exempt_checks(frame: ThinkFrame, shape: ThinkingShape, truth: Message | None) -> tuple[str, ...]:
+    """The structural checks a shape breaks on purpose: without a truth, a tag written out of place, or a
+    thought written while thinking is off, may stay in the text (`no_leakage`)."""
+    if truth is None and (shape in OUT_OF_PLACE_TAGS or not frame.thinking):
+        return ("no_leakage",)
+    return ()
 
 
 def tags_argument(start: str, end: str) -> str:

@@ -1,4 +1,4 @@
-"""The standard tool set offered to every session that offers tools (OpenAI function format)."""
+"""The tool sets offered to sessions that offer tools (OpenAI function format)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,60 @@ RUN_CODE = _function(
 )
 
 STANDARD_TOOLS: tuple[dict[str, Any], ...] = (GET_WEATHER, CREATE_EVENT, GET_TIME, RUN_CODE)
+
+TRAVELLER = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
+
+BOOK_TRIP = _function(
+    "book_trip",
+    "Book a trip, with schemas as real APIs write them.",
+    {
+        "destination": {"type": "string", "enum": ["Rio", "Lima", "Oslo"], "description": "Where to."},
+        "cabin": {"enum": ["economy", "business", 1], "description": "An enum without a type."},
+        "api_version": {"const": "v2"},
+        "return_date": {
+            "anyOf": [{"type": "string"}, {"type": "null"}],
+            "description": "An ISO date, or null for one way.",
+        },
+        "budget": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+        "gate": {"type": ["string", "null"], "description": "A nullable string, as strict schemas write it."},
+        "memo": {"type": "string", "description": "A note for the agent."},
+        "flight": {"anyOf": [{"type": "string"}, {"type": "integer"}], "description": "A code or a number."},
+        "seats": {"allOf": [{"type": "integer"}, {"minimum": 1}]},
+        "travellers": {"type": "array", "items": TRAVELLER},
+        "preferences": {
+            "type": "object",
+            "properties": {"window": {"type": "boolean"}, "meals": {"type": "array", "items": {"type": "string"}}},
+        },
+        "notes": {"description": "Anything else, in any form (no type)."},
+        "reference": {},
+        "refundable": {"type": "boolean"},
+    },
+    ["destination", "travellers"],
+)
+
+TYPED_TRIP = {
+    "destination": "Lima",
+    "travellers": [{"name": "Ana", "age": 34}, {"name": "Rui"}],
+    "cabin": "business",
+    "api_version": "v2",
+    "return_date": None,
+    "budget": 1250.5,
+    "seats": 2,
+    "gate": "12",
+    "memo": "Window seat,\r\nplease",
+    "flight": 815,
+    "preferences": {"window": True, "meals": ["veg", "none"]},
+    "notes": {"late": True, "code": 7},
+    "reference": 42,
+}
+"""Arguments of book_trip touching every kind of schema it declares: enum, const, null, anyOf, allOf, arrays of
+objects, nested objects, untyped values (an object and a number), a digit string typed as a nullable string, a
+string holding a carriage return, a number where a string or an integer may be, and a boolean nested in an
+object; the required parameters first, as llama.cpp's grammars for parameter-tag formats expect."""
+
+SWEEP_TOOLS: tuple[dict[str, Any], ...] = (*STANDARD_TOOLS, BOOK_TRIP)
+"""The tools of a typed-tools session: the standard set and a tool whose schemas vary as real APIs' do."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from chatparity.model import ToolMode
 from corpora.conversations import call
+from corpora.tools import TYPED_TRIP
 
 CONTENT = "It is sunny in Rio today, 31 °C."
 REASONING = "The user asks about Rio. The forecast says sunny, so I answer directly."
@@ -33,6 +34,11 @@ class TurnShape:
     def has_calls(self) -> bool:
         """Whether the turn carries tool calls."""
         return bool(self.message.get("tool_calls"))
+
+    @property
+    def tool_names(self) -> set[str]:
+        """The names of the tools the turn calls."""
+        return {each["function"]["name"] for each in self.message.get("tool_calls", [])}
 
 
 def _assistant(
@@ -64,4 +70,5 @@ TURN_SHAPES: tuple[TurnShape, ...] = (
     ),
     TurnShape("reasoning_call", _assistant(reasoning=REASONING, calls=[WEATHER]), CALL_MODES),
     TurnShape("no_args_call", _assistant(calls=[call("get_time", {})]), CALL_MODES),
+    TurnShape("typed_call", _assistant(calls=[call("book_trip", TYPED_TRIP)]), CALL_MODES),
 )

@@ -14,6 +14,7 @@ NORMALISATIONS = (
     "tool calls compared by position",
     "tool-call ids compared only where the oracle's reading has one",
     "two rejections agree whatever their reasons",
+    "a difference that vanishes once every whitespace character is removed is of kind whitespace",
     (
         "clean: the start of a marker at the end of a snapshot is content when the parser's final "
         "reading has "
@@ -23,6 +24,7 @@ NORMALISATIONS = (
 
 WINDOW = 24
 NAN = re.compile(r"\bNaN\b")
+WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,18 @@ def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None)
     if expected == actual and not any(NAN.search(call.arguments) for call in expected.tool_calls):
         return None
     reference = ids_from if isinstance(ids_from, Message) else expected
-    found = [
+    found = message_differences(expected, actual, reference)
+    if not found:
+        return None
+    detail = "; ".join(difference for _, difference in found)
+    if not message_differences(without_whitespace(expected), without_whitespace(actual), reference):
+        return Difference(Kind.WHITESPACE, detail)
+    return Difference(found[0][0], detail)
+
+
+def message_differences(expected: Message, actual: Message, reference: Message) -> list[tuple[Kind, str]]:
+    """Each field of two messages that differs, with its kind; call ids only where `reference` has one."""
+    return [
         (kind, difference)
         for kind, difference in (
             (Kind.CONTENT, field_difference("content", expected.content, actual.content)),
@@ -181,9 +194,38 @@ def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None)
         )
         if difference
     ]
-    if not found:
-        return None
-    return Difference(found[0][0], "; ".join(difference for _, difference in found))
+
+
+def squeezed(value: Any) -> Any:
+    """A JSON value with every whitespace character removed from its strings."""
+    if isinstance(value, str):
+        return WHITESPACE.sub("", value)
+    if isinstance(value, dict):
+        return {key: squeezed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [squeezed(item) for item in value]
+    return value
+
+
+def squeezed_arguments(arguments: str) -> str:
+    """Call arguments with whitespace removed from their string values (from the text when not JSON)."""
+    try:
+        return json.dumps(squeezed(json.loads(arguments)), ensure_ascii=False)
+    except ValueError:
+        return WHITESPACE.sub("", arguments)
+
+
+def without_whitespace(message: Message) -> Message:
+    """A message with every whitespace character removed from its texts, names and argument values, so two
+    readings that differ only in whitespace become equal."""
+    return Message(
+        content=WHITESPACE.sub("", message.content),
+        reasoning_content=WHITESPACE.sub("", message.reasoning_content),
+        tool_calls=tuple(
+            ToolCall(WHITESPACE.sub("", call.name), squeezed_arguments(call.arguments), call.id)
+            for call in message.tool_calls
+        ),
+    )
 
 
 def verdict(expected: Reading, actual: Reading, ids_from: Reading | None = None) -> str:

@@ -261,3 +261,19 @@ def code_fingerprint(code: CodeType) -> tuple[object, ...]:
         )
         for instruction in dis.get_instructions(code)
     )
+
+
+def enclosing_function(source: str, line: int) -> int | None:
+    """The first line (its first decorator's, as a code object records it) of the innermost function holding
+    `line`, or None at module or class level or when the source is not Python."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    found: tuple[int, int] | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            if node.lineno < line <= (node.end_lineno or node.lineno) and (found is None or first > found[0]):
+                found = (first, node.lineno)
+    return None if found is None else found[0]

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatparity.model import Outcome, Reading, Session, canonical_json, reading_from_json, reading_to_json
+from harness.chunkings import TokenPieces, token_pieces
 from harness.oracle_cache import OracleCache
 from oracle.build import source_hash
 from oracle.client import Oracle, OracleCrashed, OracleError, OracleTimeout
+from oracle.vocabs import Vocab
 from templates.pins import pin_of, resolve_version
 
 
@@ -74,6 +76,27 @@ class OracleReads:
             raise OracleFailed(Outcome.ORACLE_TIMEOUT, f"{op}: {error}") from error
         except OracleCrashed as error:
             raise OracleFailed(Outcome.ORACLE_CRASHED, f"{op}: {error}") from error
+
+    def tokens(self, vocab: Vocab, text: str) -> TokenPieces:
+        """A reply's token pieces in a vocab, from the cache or llama.cpp's tokenizer; an error answer or pieces
+        that do not spell the text are OracleFailed (oracle_crashed) too."""
+        key = OracleCache.key(self.identity.build_id, self.identity.version, "tokenize", vocab.key(), text)
+        found = self.cache.get(key) if self.cache is not None else None
+        if found is None:
+            try:
+                tokenization = self.ask("tokenize", vocab, text)
+            except OracleError as error:
+                raise OracleFailed(Outcome.ORACLE_CRASHED, f"tokenize: {error}") from error
+            found = {
+                "pieces": [piece.hex() for piece in tokenization.pieces],
+                "special": tokenization.special,
+            }
+            if self.cache is not None:
+                self.cache.put(key, found)
+        try:
+            return token_pieces(text, [bytes.fromhex(piece) for piece in found["pieces"]], found["special"])
+        except ValueError as error:
+            raise OracleFailed(Outcome.ORACLE_CRASHED, f"tokenize ({vocab.name}): {error}") from error
 
     def session(self, session: Session) -> OracleSession:
         """The oracle's view of one session."""

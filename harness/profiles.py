@@ -47,16 +47,26 @@ class ChunkingRules:
 RULES = {
     Profile.QUICK: ChunkingRules(
         "quick",
-        ("whole", "char", "split", "char3"),
+        ("whole", "char", "split", "char3", "tokens", "special", "tokens:4:1"),
         (("char", 64), ("split", 20)),
         (
             ("char3", "toolcall", "*/auto"),
             ("char3", "toolcall", "*/parallel"),
             ("char3", "roundtrip", "*/parallel"),
+            ("tokens", "toolcall", "*/parallel"),
+            ("tokens", "roundtrip", "*/parallel"),
+            ("special", "toolcall", "*/required"),
+            ("special", "thinking", "*/none"),
+            ("tokens:4:1", "toolcall", "*/auto"),
         ),
     ),
     Profile.FULL: ChunkingRules(
-        "full", ("whole", "char", "char2", "char3", "split", "random:1", "random:2"), (("split", 64),)
+        "full",
+        (
+            "whole", "char", "char2", "char3", "split", "random:1", "random:2",
+            "tokens", "special", "tokens:4:1", "tokens:4:2",
+        ),
+        (("split", 64),),
     ),
 }
 

@@ -24,6 +24,7 @@ from chatparity.model import (
     SessionReader,
     SessionRecord,
     SessionStatus,
+    ToolMode,
     canonical_json,
     reading_json,
 )
@@ -33,6 +34,8 @@ from harness.compare import compare, verdict
 from harness.oracle_reads import OracleFailed, OracleReads, OracleSession, RenderFailed, RenderInfo
 from harness.server_view import server_final, server_stream, states_before
 from harness.stream_checks import StreamVerdict, check_stream
+from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
+from oracle.vocabs import Vocab, vocab_named, vocab_of_family
 
 Applies = Callable[[str, Reply], bool]
 
@@ -62,6 +65,8 @@ class CaseRun:
     oracle_partials: dict[int, Reading] | OracleFailed | None = None
     states: dict[int, Message] = field(default_factory=dict)
     parser_whole: Reading | Exception | None = None
+    tokens: chunkings.TokenPieces | OracleFailed | None = None
+    leak_markers: tuple[str, ...] = ()
 
 
 class SessionRunner:
@@ -86,6 +91,7 @@ class SessionRunner:
         self.chunking_names = tuple(chunking_names)
         self.applies = applies
         self.selected = None if selected is None else set(selected)
+        self.schemas = tool_schemas(self.session)
 
     def record(
         self, status: SessionStatus, oracle_prompt: str | None, oracle_format: str, error: str
@@ -117,6 +123,22 @@ class SessionRunner:
         found += [render.thinking_start_tag, *render.thinking_end_tags]
         return tuple(dict.fromkeys(marker for marker in found if marker))
 
+    def leak_markers(self, render: RenderInfo) -> tuple[str, ...]:
+        """The markers the no_leakage check looks for: the thinking tags, and the template's other markers
+        where the request lets calls be read (without tools, or with tool_choice none, a call's text is the
+        reply's content). llama.cpp's first end tag is the thinking tag; the others end a thought where a call
+        starts."""
+        if self.session.mode.tools in (ToolMode.NONE, ToolMode.CHOICE_NONE):
+            found = [getattr(self.entry, "think_start", ""), getattr(self.entry, "think_end", "")]
+            found += [render.thinking_start_tag, *render.thinking_end_tags[:1]]
+            return tuple(dict.fromkeys(marker for marker in found if marker))
+        return self.markers(render)
+
+    def vocab(self) -> Vocab:
+        """The tokenizer the token chunkings cut this session's replies with: the index's, else the family's."""
+        name = getattr(self.entry, "vocab", "")
+        return vocab_named(name) if name else vocab_of_family(self.entry.family)
+
     def cases(self) -> list[tuple[Case, tuple[str, ...]]]:
         """Each case with the chunkings it runs at (after the profile's rule and any row selection)."""
         planned: list[tuple[Case, tuple[str, ...]]] = []
@@ -126,7 +148,7 @@ class SessionRunner:
                 name
                 for name in self.chunking_names
                 if self.applies(name, reply)
-                and (name == "whole" or chunkings.streams(name, reply.text))
+                and (name == "whole" or chunkings.makes_streams(name, reply.text))
                 and (self.selected is None or (case.id, name) in self.selected)
             )
             if names:
@@ -156,7 +178,12 @@ class SessionRunner:
             return SessionResult(self.record(SessionStatus.RENDER_FAILED, render.prompt, render.format, str(error)))
         except ParserUnsupported as error:
             record = self.record(SessionStatus.UNSUPPORTED, render.prompt, render.format, str(error))
-            rows = [row for case, names in cases for row in self.unsupported_rows(oracle, case, names, str(error))]
+            leaks = self.leak_markers(render)
+            rows = [
+                row
+                for case, names in cases
+                for row in self.unsupported_rows(oracle, case, names, str(error), leaks)
+            ]
             return SessionResult(record, tuple(rows))
         except (ParserCrashed, ParserTimeout) as error:
             reader = error
@@ -167,9 +194,10 @@ class SessionRunner:
             f"parser open: {reader}" if isinstance(reader, Exception) else "",
         )
         markers = self.markers(render)
+        leaks = self.leak_markers(render)
         rows = []
         for case, names in cases:
-            rows += self.case_rows(oracle, reader, case, names, markers)
+            rows += self.case_rows(oracle, reader, case, names, markers, leaks)
         return SessionResult(record, tuple(rows))
 
     def base(self, case: Case) -> dict[str, Any]:
@@ -197,7 +225,7 @@ class SessionRunner:
         return Row(**base, chunking=chunking, outcome=outcome.value, **columns)
 
     def unsupported_rows(
-        self, oracle: OracleSession, case: Case, names: tuple[str, ...], reason: str
+        self, oracle: OracleSession, case: Case, names: tuple[str, ...], reason: str, leaks: tuple[str, ...]
     ) -> list[Row]:
         """The rows of a case in a session the parser declined; where the reply has a truth, llama.cpp's whole
         reading is still judged against it, so its defects show whichever templates the parser declines."""
@@ -212,6 +240,7 @@ class SessionRunner:
                 columns = {
                     "oracle_reading": reading_json(final),
                     "oracle_vs_truth": verdict(truth, final, ids_from=final),
+                    **self.structure(final, case.reply, leaks).columns("oracle_"),
                 }
         return [self.row(self.base(case), name, Outcome.UNSUPPORTED, error=reason, **columns) for name in names]
 
@@ -222,16 +251,25 @@ class SessionRunner:
         case: Case,
         names: tuple[str, ...],
         markers: tuple[str, ...],
+        leaks: tuple[str, ...],
     ) -> list[Row]:
-        """The rows of one case: the shared oracle reads once, then each chunking."""
+        """The rows of one case: the shared oracle reads once, then each chunking; `leaks` are the markers of
+        the no_leakage check."""
         reply = case.reply
-        run = CaseRun(case, self.base(case))
+        run = CaseRun(case, self.base(case), leak_markers=leaks)
         try:
             run.oracle_final = oracle.parse(reply.text, reply.partial)
         except OracleFailed as error:
             run.oracle_final = error
         streamed = [name for name in names if name != "whole"]
-        union = chunkings.all_boundaries(streamed, reply.text)
+        if any(chunkings.needs_tokens(name) for name in streamed):
+            try:
+                run.tokens = oracle.reads.tokens(self.vocab(), reply.text)
+            except OracleFailed as error:
+                run.tokens = error
+                streamed = [name for name in streamed if not chunkings.needs_tokens(name)]
+        tokens = run.tokens if isinstance(run.tokens, chunkings.TokenPieces) else None
+        union = chunkings.all_boundaries(streamed, reply.text, tokens)
         try:
             run.oracle_partials = oracle.partials(reply.text, union)
             run.states = states_before(union, run.oracle_partials)
@@ -266,12 +304,19 @@ class SessionRunner:
             else verdict(truth, parser_final, ids_from=oracle_final),
         }
 
+    def structure(self, reading: Reading, reply: Reply, leaks: tuple[str, ...]) -> Structure:
+        """The structural checks of one finished reading of a reply in this session; `leaks` are the markers of
+        the no_leakage check."""
+        return check_reading(reading, reply, self.schemas, leaks)
+
     def judged(
         self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, label: str = ""
     ) -> Row:
-        """A row both sides read: match or mismatch, with truth; `label` names the stream."""
+        """A row both sides read: match or mismatch, with truth and structural checks; `label` names the
+        stream."""
         found = compare(reference, parser_final)
         outcome = Outcome.MISMATCH if found else Outcome.MATCH
+        reply = run.case.reply
         return self.row(
             run.base,
             chunking,
@@ -281,6 +326,8 @@ class SessionRunner:
             oracle_reading=reading_json(reference),
             parser_reading=reading_json(parser_final),
             **self.truth_columns(run, reference, parser_final),
+            **self.structure(parser_final, reply, run.leak_markers).columns(),
+            **self.structure(reference, reply, run.leak_markers).columns("oracle_"),
         )
 
     def whole_row(self, run: CaseRun) -> Row:
@@ -296,6 +343,7 @@ class SessionRunner:
                 error=str(run.parser_whole),
                 oracle_reading=reading_json(run.oracle_final),
                 **self.truth_columns(run, run.oracle_final, None),
+                **self.structure(run.oracle_final, run.case.reply, run.leak_markers).columns("oracle_"),
             )
         assert run.parser_whole is not None
         return self.judged(run, "whole", run.oracle_final, run.parser_whole)
@@ -310,7 +358,8 @@ class SessionRunner:
     ) -> Row:
         """A streamed row: every stream of the chunking read, its final compared, its invariants checked."""
         final, partials = run.oracle_final, run.oracle_partials
-        for failed in (final, partials):
+        tokens = run.tokens if chunkings.needs_tokens(name) else None
+        for failed in (final, partials, tokens):
             if isinstance(failed, OracleFailed):
                 return self.row(run.base, name, failed.outcome, error=str(failed))
         assert isinstance(final, (Message, Rejection)) and isinstance(partials, dict)
@@ -326,7 +375,10 @@ class SessionRunner:
         whole = None if isinstance(run.parser_whole, Exception) else run.parser_whole
         first: Row | None = None
         verdicts: list[StreamVerdict] = []
-        for chunks in chunkings.streams(name, reply.text):
+        structures: list[Structure] = []
+        oracle_structures: list[Structure] = []
+        assert not isinstance(tokens, OracleFailed)
+        for chunks in chunkings.streams(name, reply.text, tokens):
             label = f"cut {len(chunks[0])}" if name == "split" else ""
             ends = chunkings.boundaries(chunks)
             try:
@@ -347,10 +399,17 @@ class SessionRunner:
             found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
             verdicts.append(found.labelled(label) if label else found)
             reference = server_final(expected, final, reply.partial)
+            structures.append(self.structure(read.final, reply, run.leak_markers).labelled(label))
+            oracle_structures.append(self.structure(reference, reply, run.leak_markers).labelled(label))
             if first is None or (first.outcome == Outcome.MATCH.value and compare(reference, read.final)):
                 first = self.judged(run, name, reference, read.final, label)
         assert first is not None
-        return dataclasses.replace(first, **combined(verdicts))
+        return dataclasses.replace(
+            first,
+            **combined(verdicts),
+            **combined_structure(structures).columns(),
+            **combined_structure(oracle_structures).columns("oracle_"),
+        )
 
 
 def combined(verdicts: Sequence[StreamVerdict]) -> dict[str, Any]:

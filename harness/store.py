@@ -10,17 +10,23 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from chatparity.model import STREAM_CHECKS, Record, Row, SessionRecord, columns, record_values, sql_columns
+from chatparity.model import (
+    STREAM_CHECKS,
+    STRUCTURAL_CHECKS,
+    Record,
+    Row,
+    SessionRecord,
+    columns,
+    record_values,
+    sql_columns,
+)
 
 STORE_NAME = "rows.sqlite"
 
 STAMP_SCHEMA = "CREATE TABLE IF NOT EXISTS stamp (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 TABLES: dict[str, type[Record]] = {"sessions": SessionRecord, "rows": Row}
-FAILING_SQL = (
-    "SELECT case_id, chunking, session_id FROM rows WHERE outcome != 'match' OR "
-    + " OR ".join(f"{check} = 0" for check in STREAM_CHECKS)
-    + " ORDER BY case_id, chunking"
-)
+FAILING_SELECT = "SELECT case_id, chunking, session_id FROM rows WHERE outcome != 'match'"
+FAILING_ORDER = " ORDER BY case_id, chunking"
 
 
 class StoreError(Exception):
@@ -85,8 +91,12 @@ def open_store(path: Path) -> sqlite3.Connection:
 
 
 def failing_rows(connection: sqlite3.Connection) -> tuple[tuple[str, str, str], ...]:
-    """The (case_id, chunking, session_id) of the rows that are not a clean match."""
-    return tuple(connection.execute(FAILING_SQL))
+    """The (case_id, chunking, session_id) of the rows that are not a clean match (a store older than a check
+    is read without it)."""
+    present = {name for (_, name, *_) in connection.execute("PRAGMA table_info(rows)")}
+    checks = [check for check in (*STREAM_CHECKS, *STRUCTURAL_CHECKS) if check in present]
+    sql = FAILING_SELECT + "".join(f" OR {check} = 0" for check in checks) + FAILING_ORDER
+    return tuple(connection.execute(sql))
 
 
 def write_records(connection: sqlite3.Connection, records: Iterable[Record]) -> None:

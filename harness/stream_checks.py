@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from chatparity.model import Message, Reading
 from harness.compare import compare, excerpt, first_difference
@@ -66,20 +67,26 @@ def monotonic_break(snapshots: Sequence[Reading], ends: Sequence[int], final: Re
     return None
 
 
+@lru_cache(maxsize=4096)
+def start_sizes(marker: str) -> dict[str, tuple[int, ...]]:
+    """The lengths of the marker's proper starts, longest first, by the character each ends with."""
+    sizes: dict[str, list[int]] = {}
+    for size in range(len(marker) - 1, 0, -1):
+        sizes.setdefault(marker[size - 1], []).append(size)
+    return {char: tuple(found) for char, found in sizes.items()}
+
+
 def leak(shown: str, kept: str, markers: Sequence[str], checked: int = 0) -> str | None:
     """A marker in `shown`, or the start of one at its end that the final text `kept` lacks at that offset;
     `shown[:checked]` is known to hold no whole marker."""
+    last = shown[-1:]
     for marker in markers:
         position = shown.find(marker, max(0, checked - len(marker) + 1))
         if position >= 0:
             return f"marker {marker!r} @{position}"
-        for size in range(min(len(marker) - 1, len(shown)), 0, -1):
+        for size in start_sizes(marker).get(last, ()):
             start = len(shown) - size
-            if (
-                marker[size - 1] == shown[-1]
-                and shown.endswith(marker[:size])
-                and kept[start : len(shown)] != marker[:size]
-            ):
+            if start >= 0 and shown.endswith(marker[:size]) and kept[start : len(shown)] != marker[:size]:
                 return f"start of marker {marker!r} ({marker[:size]!r}) @{start}"
     return None
 

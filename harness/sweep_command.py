@@ -49,7 +49,8 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--chunking",
         metavar="C,...",
-        help=f"chunkings to run (default: the profile's); from {', '.join(chunkings.FIXED)}, random:SEED",
+        help=f"chunkings to run (default: the profile's); from {', '.join(chunkings.FIXED)}, random:SEED, "
+        "tokens:K:SEED",
     )
     parser.add_argument("--corpus", metavar="FILE", type=Path, help="replies from a corpus file")
     parser.add_argument(

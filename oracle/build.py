@@ -31,6 +31,16 @@ class Tools:
     cxx: str
 
 
+def vocab_path(file: str, version: str | None = None) -> Path:
+    """A vocab-only GGUF the pinned sdist ships (llama.cpp/models/ggml-vocab-FILE.gguf), extracted on first use."""
+    models = ensure_source(resolve_version(version)) / "models"
+    path = models / f"ggml-vocab-{file}.gguf"
+    if not path.is_file():
+        shipped = sorted(p.name[len("ggml-vocab-") : -len(".gguf")] for p in models.glob("ggml-vocab-*.gguf"))
+        raise FileNotFoundError(f"the sdist ships no vocab {file!r} in {models}: it has {', '.join(shipped)}")
+    return path
+
+
 def oracle_sources() -> list[Path]:
     """Our oracle sources: the CMake project and everything under src/."""
     return [PACKAGE_DIR / "CMakeLists.txt"] + sorted(p for p in (PACKAGE_DIR / "src").rglob("*") if p.is_file())

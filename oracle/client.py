@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Self
 
 from chatparity.model import Message, Reading, Rejection
-from oracle.build import ensure_binary
+from oracle.build import ensure_binary, vocab_path
+from oracle.vocabs import Vocab
 from templates.pins import resolve_version
 
 STDERR_TAIL_LINES = 20
@@ -73,6 +74,16 @@ class StreamReading:
     final_diffs: list[dict[str, Any]] = field(default_factory=list)
     diff_errors: list[str] = field(default_factory=list)
     final_diff_error: str = ""
+
+
+@dataclass(frozen=True)
+class Tokenization:
+    """A text as llama.cpp tokenizes it (special tokens parsed whole, nothing added): each token's id, the bytes
+    token_to_piece renders for it, and whether it is a special token (control, user-defined or unknown)."""
+
+    tokens: list[int]
+    pieces: list[bytes]
+    special: list[bool]
 
 
 def reading_of(data: dict[str, Any]) -> Reading:
@@ -194,6 +205,32 @@ class Oracle:
                 diff_errors=[step["diff_error"] for step in steps],
                 final_diff_error=final["diff_error"],
             )
+
+    def tokenize(self, vocab: Vocab, text: str) -> Tokenization:
+        """llama.cpp's tokens of `text` in a vocab (its GGUF loaded once per child)."""
+        response = self.request({"op": "tokenize", **self._vocab_fields(vocab), "text": text})
+        with self._malformed("tokenize", response):
+            tokens, pieces, special = response["tokens"], response["pieces"], response["special"]
+            if not len(tokens) == len(pieces) == len(special):
+                raise ValueError(f"{len(tokens)} tokens, {len(pieces)} pieces, {len(special)} special flags")
+            return Tokenization(
+                [int(token) for token in tokens],
+                [bytes.fromhex(piece) for piece in pieces],
+                [bool(flag) for flag in special],
+            )
+
+    def detokenize(self, vocab: Vocab, tokens: list[int]) -> str:
+        """llama.cpp's text of token ids in a vocab, special tokens rendered."""
+        response = self.request({"op": "detokenize", **self._vocab_fields(vocab), "tokens": tokens})
+        with self._malformed("detokenize", response):
+            text = response["text"]
+            if not isinstance(text, str):
+                raise TypeError(f"text is {type(text).__name__}")
+            return text
+
+    def _vocab_fields(self, vocab: Vocab) -> dict[str, Any]:
+        """The request fields naming a vocab: the shipped GGUF's path and the tokens added to it."""
+        return {"vocab_path": str(vocab_path(vocab.file, self.version)), "added": list(vocab.added)}
 
     @contextmanager
     def _malformed(self, op: str, response: dict[str, Any]) -> Iterator[None]:

@@ -18,16 +18,20 @@ from corpora.tools import STANDARD_TOOLS
 from corpora.turn_shapes import TURN_SHAPES
 from corpora.turns import closes_a_pair, common_suffix, find_markers, turn_body
 from oracle.client import OracleError
+from oracle.vocabs import Vocab, vocab_of_family
 from templates.index import FAMILIES_PATH, TemplateEntry, read_template, sha256_text
 
 PROBE_MARK = "PROBE_4f2a"
 
 
 class Renderer(Protocol):
-    """What the generator needs of the oracle: render a session request."""
+    """What the generator needs of the oracle: render a session request, tokenize a text."""
 
     def render(self, request: dict[str, Any]) -> Any:
         """The oracle's render of a session."""
+
+    def tokenize(self, vocab: Vocab, text: str) -> Any:
+        """llama.cpp's tokens of a text in a vocab."""
 
 
 class FamiliesError(Exception):
@@ -121,6 +125,33 @@ def thinking_tags(oracle: Renderer, entry: TemplateEntry, source: str) -> tuple[
     return start, (written[0] if written else "")
 
 
+def reply_markers(oracle: Renderer, entry: TemplateEntry, source: str) -> tuple[str, ...]:
+    """The markers a reply writes, sorted: those in the thinking tags and in the tokens llama.cpp asks a sampler
+    to keep whole (preserved_tokens, thinking on, tools offered)."""
+    tags = [entry.think_start, entry.think_end]
+    session = Session(
+        template=entry.name,
+        template_source=source,
+        template_sha256=entry.sha256,
+        bos=entry.bos,
+        eos=entry.eos,
+        mode=Mode(True, ToolMode.AUTO),
+        conversation="single",
+        messages=(USER,),
+        tool_defs=STANDARD_TOOLS,
+    )
+    try:
+        tags += oracle.render(session.render_request()).preserved_tokens
+    except OracleError:
+        pass
+    return tuple(sorted({marker for tag in tags for marker in find_markers(tag)}))
+
+
+def split_markers(oracle: Renderer, vocab: Vocab, markers: tuple[str, ...]) -> tuple[str, ...]:
+    """The markers that are more than one token in a vocab."""
+    return tuple(marker for marker in markers if len(oracle.tokenize(vocab, marker).tokens) != 1)
+
+
 def _turn(entry: TemplateEntry, source: str, message: dict[str, Any], thinking: bool) -> str | None:
     """A turn's text after the generation prompt (end of turn attached), or None when it can't be isolated."""
     tools = list(STANDARD_TOOLS)
@@ -207,7 +238,14 @@ def build_entry(name: str, source: str, families: dict[str, Any], oracle: Render
         | {start, end, entry.bos, entry.eos}
         | set(entry.end_of_turn)
     )
-    return replace(entry, markers=tuple(sorted(marker for marker in found if marker)))
+    vocab = vocab_of_family(entry.family)
+    entry = replace(entry, markers=tuple(sorted(marker for marker in found if marker)))
+    return replace(
+        entry,
+        vocab=vocab.name,
+        vocab_exact=vocab.exact,
+        split_markers=split_markers(oracle, vocab, reply_markers(oracle, entry, source)),
+    )
 
 
 def build_index(

@@ -49,11 +49,15 @@ def list_templates() -> int:
             kwargs_text(entry),
             f"{entry.think_start} … {entry.think_end}" if entry.think_start else "",
             "yes" if entry.writes_calls else "no",
+            entry.vocab + ("" if entry.vocab_exact else " (nearest)"),
+            " ".join(entry.split_markers),
         )
         for entry in load_index().values()
     ]
-    print(tabulate(rows, headers=["template", "family", "syntax", "kwargs", "thinking", "writes calls"]))
-    print(f"\n{len(rows)} templates")
+    headers = ["template", "family", "syntax", "kwargs", "thinking", "writes calls", "vocab", "split markers"]
+    print(tabulate(rows, headers=headers))
+    split = sum(1 for row in rows if row[-1])
+    print(f"\n{len(rows)} templates; {split} write markers that are more than one token in their vocab")
     return 0
 
 

@@ -331,13 +331,27 @@ class Call:
     id: str = ""
 
 
+@dataclass(frozen=True)
+class Tail:
+    """How the last tagged node a mapper read shows in the message: in `field` ("content", "reasoning", or
+    "arguments" of the last call), as its text appended ("raw"), as its text JSON-escaped and appended
+    ("escaped"), or as its text without trailing whitespace ("json"); so a read where only that node grows is
+    the last read with that field grown."""
+
+    node: Node
+    field: str
+    how: str
+
+
 @dataclass
 class Mapped:
-    """What the mapper read from an AST: reasoning, content, calls."""
+    """What the mapper read from an AST: reasoning, content, calls, and how its last tagged node shows
+    (`tail`, None when it shows otherwise)."""
 
     reasoning: list[str] = field(default_factory=list)
     content: list[str] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
+    tail: Tail | None = None
 
 
 class Mapper:
@@ -363,12 +377,16 @@ class Mapper:
                 self.pending.arguments += '"'
             self.out.calls.append(self.pending)
             self.pending = None
+            self.out.tail = None
         if not "".join(self.out.reasoning).strip(" \n\r\t"):
             self.out.reasoning = []
+            if self.out.tail is not None and self.out.tail.field == "reasoning":
+                self.out.tail = None
         return self.out
 
     def _visit(self, node: Node) -> None:
         if node.tag:
+            self.out.tail = None
             self._map(node)
         for child in node.children:
             self._visit(child)
@@ -390,13 +408,20 @@ class Mapper:
             return self.current.arguments
         return self.args_buffer
 
+    def _shown_target(self) -> bool:
+        """Whether the arguments being written are the last call's in the message."""
+        return self.current is not None and bool(self.current.name) and bool(self.out.calls) \
+            and self.out.calls[-1] is self.current
+
     def _map(self, node: Node) -> None:
         tag = node.tag
         text = self.text[node.start:node.end] if node.start < len(self.text) else ""
         if tag == REASONING:
             self.out.reasoning.append(text)
+            self.out.tail = Tail(node, "reasoning", "raw")
         elif tag == CONTENT:
             self.out.content.append(text)
+            self.out.tail = Tail(node, "content", "raw")
         elif tag == TOOL_OPEN:
             self.pending = Call()
             self.current = self.pending
@@ -423,6 +448,8 @@ class Mapper:
             value = rstrip_space(text)
             if value.startswith("{"):
                 self._target_set(value)
+                if self._shown_target():
+                    self.out.tail = Tail(node, "arguments", "json")
         elif tag == TOOL_ARG_OPEN:
             self.closing_quote = False
         elif tag == TOOL_ARG_NAME and self.current is not None:
@@ -445,6 +472,8 @@ class Mapper:
             elif text:
                 add = normalize_quotes_to_json(text)
             self._target_append(add)
+            if tag == TOOL_ARG_STRING_VALUE and text and self._shown_target():
+                self.out.tail = Tail(node, "arguments", "escaped")
         elif tag == TOOL_ARG_CLOSE and self.current is not None:
             if self.closing_quote:
                 self._target_append('"')

@@ -9,13 +9,18 @@ new text plus the nesting depth at the end, not by the reply's length.
 
 from __future__ import annotations
 
+import re
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
-import reply.json_value as json_value
+from reply.json_value import KINDS as JSON_KINDS
+from reply.json_value import scan as scan_json
 
 SPACE = frozenset(" \t\n\v\f\r")
+_SPACE_RUN = re.compile("[ \t\n\v\f\r]*")
 
 
 class Status(Enum):
@@ -26,7 +31,7 @@ class Status(Enum):
     NEED_MORE = 2
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Node:
     """One AST node: a semantic tag (or a rule above tags) over input[start:end]."""
 
@@ -38,8 +43,12 @@ class Node:
     is_partial: bool
 
 
-@dataclass(frozen=True)
-class Result:
+FAIL, SUCCESS, NEED_MORE = Status.FAIL, Status.SUCCESS, Status.NEED_MORE
+STATUSES = (FAIL, SUCCESS, NEED_MORE)
+_as_result = tuple.__new__  # _as_result(Result, raw): a Result from a plain tuple, without NamedTuple's __new__
+
+
+class Result(NamedTuple):
     """A parser's result: status, span and the AST nodes it produced."""
 
     status: Status
@@ -48,17 +57,21 @@ class Result:
     nodes: tuple[Node, ...] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class Context:
-    """One parse of one input; `resumable` keeps memo tables for the next, longer input."""
+    """One parse of one input; `resumable` keeps memo tables for the next, longer input, and `frontier`, when
+    a list, collects (parser id, start, result) of every resumable run that looked at the end of the input, in
+    the order they finished; `nesting` counts the recursive rules running (`_nested`)."""
 
     text: str
     resumable: bool = False
     lenient: bool = True
     examined: int = 0
     eof: bool = False
-    memo: dict[tuple[int, int], Result] = field(default_factory=dict)
-    scans: dict[tuple[int, int], object] = field(default_factory=dict)
+    nesting: int = 0
+    memo: dict[tuple[int, int], tuple] = field(default_factory=dict)
+    scans: dict[tuple[int, int], typing.Any] = field(default_factory=dict)
+    frontier: list[tuple[int, int, Result]] | None = None
 
 
 class Trie:
@@ -338,7 +351,7 @@ class Builder:
     def rules_json(self, name: str) -> Parser:
         """One of the JSON value rules (json-object, json-array, json-bool, json-null) by name."""
         kind = name.removeprefix("json-")
-        if kind not in json_value.KINDS:
+        if kind not in JSON_KINDS:
             raise ValueError(f"no JSON rule named {name!r}")
         if kind not in self.json_parsers:
             self.json_parsers[kind] = self.add(Json(kind))
@@ -349,12 +362,19 @@ class Builder:
         return self.rules_json("json-value")
 
 
+Raw = tuple  # (status, start, end, nodes): a Result as a plain tuple, what compiled functions return
+Run = Callable[[Context, int], Raw]
+
+
 class Arena:
-    """A built grammar: runs the root parser over a context."""
+    """A built grammar: runs the root parser over a context. Each parser is compiled once per mode into a
+    function of (context, position) returning a plain (status, start, end, nodes) tuple and calling its
+    children's functions directly; in the resumable mode every function is wrapped by the memo table."""
 
     def __init__(self, root: Parser) -> None:
         self.root = root
-        self.run = {
+        self.compiled: dict[bool, dict[Parser, Run]] = {False: {}, True: {}}
+        self.makers: dict[type, Callable[..., Run]] = {
             Eps: self._eps, End: self._end, Literal: self._literal, Sequence: self._sequence,
             Choice: self._choice, Repeat: self._repeat, Peek: self._peek, Negate: self._negate,
             Any: self._any, Space: self._space, Chars: self._chars, StringContent: self._string,
@@ -363,242 +383,411 @@ class Arena:
 
     def parse(self, ctx: Context) -> Result:
         """Parse the whole context from its start."""
-        return self.at(self.root, ctx, 0)
+        return _as_result(Result, self.function(self.root, ctx.resumable)(ctx, 0))
 
     def at(self, p: Parser, ctx: Context, start: int) -> Result:
         """Run one parser at one position (memoized when the context is resumable)."""
-        if not ctx.resumable:
-            return self.run[p.__class__](p, ctx, start)
-        key = (p.id, start)
-        memo = ctx.memo
-        hit = memo.get(key)
-        if hit is not None:
-            return hit
-        outer = ctx.eof
-        ctx.eof = False
-        result = self.run[p.__class__](p, ctx, start)
-        if not ctx.eof:
-            memo[key] = result
-            ctx.eof = outer
-        return result
+        return _as_result(Result, self.function(p, ctx.resumable)(ctx, start))
 
-    def _touch(self, ctx: Context, pos: int) -> None:
-        if pos >= len(ctx.text):
-            ctx.eof = True
+    def function(self, p: Parser, resumable: bool) -> Run:
+        """The compiled function of a parser in one mode (a recursive rule reaches itself through `_nested`)."""
+        table = self.compiled[resumable]
+        found = table.get(p)
+        if found is not None:
+            return found
+        made: list[Run] = []
+        table[p] = _nested(made)
+        run = self.makers[p.__class__](p, resumable)
+        if resumable:
+            run = _memoized(p.id, run)
+        made.append(run)
+        table[p] = run
+        return run
 
-    def _eps(self, p: Eps, ctx: Context, start: int) -> Result:
-        return Result(Status.SUCCESS, start, start)
+    def _eps(self, p: Eps, resumable: bool) -> Run:
+        def eps(ctx: Context, start: int) -> Raw:
+            return (SUCCESS, start, start, ())
+        return eps
 
-    def _end(self, p: End, ctx: Context, start: int) -> Result:
-        self._touch(ctx, start)
-        return Result(Status.SUCCESS if start >= len(ctx.text) else Status.FAIL, start, start)
-
-    def _literal(self, p: Literal, ctx: Context, start: int) -> Result:
-        text, lit = ctx.text, p.literal
-        end = start + len(lit)
-        ctx.examined += min(len(lit), max(0, len(text) - start))
-        if text.startswith(lit, start):
-            return Result(Status.SUCCESS, start, end)
-        if end > len(text):
-            ctx.eof = True
-            have = text[start:]
-            if lit.startswith(have) and ctx.lenient:
-                return Result(Status.NEED_MORE, start, len(text))
-        return Result(Status.FAIL, start, start)
-
-    def _sequence(self, p: Sequence, ctx: Context, start: int) -> Result:
-        pos = start
-        nodes: list[Node] = []
-        for child in p.children:
-            r = self.at(child, ctx, pos)
-            if r.status is Status.FAIL:
-                return Result(Status.FAIL, start, r.end)
-            nodes.extend(r.nodes)
-            if r.status is Status.NEED_MORE:
-                return Result(Status.NEED_MORE, start, r.end, tuple(nodes))
-            pos = r.end
-        return Result(Status.SUCCESS, start, pos, tuple(nodes))
-
-    def _choice(self, p: Choice, ctx: Context, start: int) -> Result:
-        for child in p.children:
-            r = self.at(child, ctx, start)
-            if r.status is not Status.FAIL:
-                return r
-        return Result(Status.FAIL, start, start)
-
-    def _repeat(self, p: Repeat, ctx: Context, start: int) -> Result:
-        key = (p.id, start)
-        saved = ctx.scans.get(key) if ctx.resumable else None
-        pos, count, nodes = saved if saved is not None else (start, 0, ())
-        nodes_list = list(nodes)
-        while p.max_count == -1 or count < p.max_count:
-            if pos >= len(ctx.text):
+    def _end(self, p: End, resumable: bool) -> Run:
+        def end(ctx: Context, start: int) -> Raw:
+            if start >= len(ctx.text):
                 ctx.eof = True
-                break
-            outer = ctx.eof
-            ctx.eof = False
-            r = self.at(p.child, ctx, pos)
-            stable = not ctx.eof
-            ctx.eof = outer or ctx.eof
-            if r.status is Status.SUCCESS:
-                if r.end == pos:
+                return (SUCCESS, start, start, ())
+            return (FAIL, start, start, ())
+        return end
+
+    def _literal(self, p: Literal, resumable: bool) -> Run:
+        lit = p.literal
+        size = len(lit)
+
+        def literal(ctx: Context, start: int) -> Raw:
+            text = ctx.text
+            left = len(text) - start
+            ctx.examined += size if left >= size else max(0, left)
+            if text.startswith(lit, start):
+                return (SUCCESS, start, start + size, ())
+            if left < size:
+                ctx.eof = True
+                if ctx.lenient and lit.startswith(text[start:]):
+                    return (NEED_MORE, start, len(text), ())
+            return (FAIL, start, start, ())
+        return literal
+
+    def _sequence(self, p: Sequence, resumable: bool) -> Run:
+        if not resumable and any(isinstance(child, Literal) for child in p.children):
+            return self._sequence_of_literals(p)
+        runs = [self.function(child, resumable) for child in p.children]
+
+        def sequence(ctx: Context, start: int) -> Raw:
+            pos = start
+            nodes: list[Node] = []
+            for run in runs:
+                status, _, end, found = run(ctx, pos)
+                if status is FAIL:
+                    return (FAIL, start, end, ())
+                if found:
+                    nodes += found
+                if status is NEED_MORE:
+                    return (NEED_MORE, start, end, tuple(nodes))
+                pos = end
+            return (SUCCESS, start, pos, tuple(nodes))
+        return sequence
+
+    def _sequence_of_literals(self, p: Sequence) -> Run:
+        """A sequence outside the resumable mode (no memo table, no frontier) matching its literal children
+        in place, as `_literal` matches them."""
+        steps = [(child.literal, len(child.literal), None) if isinstance(child, Literal)
+                 else ("", 0, self.function(child, False)) for child in p.children]
+
+        def sequence(ctx: Context, start: int) -> Raw:
+            text = ctx.text
+            pos = start
+            nodes: list[Node] = []
+            for lit, size, run in steps:
+                if run is None:
+                    left = len(text) - pos
+                    ctx.examined += size if left >= size else max(0, left)
+                    if text.startswith(lit, pos):
+                        pos += size
+                        continue
+                    if left < size:
+                        ctx.eof = True
+                        if ctx.lenient and lit.startswith(text[pos:]):
+                            return (NEED_MORE, start, len(text), tuple(nodes))
+                    return (FAIL, start, pos, ())
+                status, _, end, found = run(ctx, pos)
+                if status is FAIL:
+                    return (FAIL, start, end, ())
+                if found:
+                    nodes += found
+                if status is NEED_MORE:
+                    return (NEED_MORE, start, end, tuple(nodes))
+                pos = end
+            return (SUCCESS, start, pos, tuple(nodes))
+        return sequence
+
+    def _choice(self, p: Choice, resumable: bool) -> Run:
+        runs = [self.function(child, resumable) for child in p.children]
+
+        def choice(ctx: Context, start: int) -> Raw:
+            for run in runs:
+                r = run(ctx, start)
+                if r[0] is not FAIL:
+                    return r
+            return (FAIL, start, start, ())
+        return choice
+
+    def _repeat(self, p: Repeat, resumable: bool) -> Run:
+        child = self.function(p.child, resumable)
+        pid, low, high = p.id, p.min_count, p.max_count
+
+        def repeat(ctx: Context, start: int) -> Raw:
+            key = (pid, start)
+            saved = ctx.scans.get(key) if resumable else None
+            pos, count, nodes = saved if saved is not None else (start, 0, ())
+            found = list(nodes)
+            text = ctx.text
+            while high == -1 or count < high:
+                if pos >= len(text):
+                    ctx.eof = True
                     break
-                nodes_list.extend(r.nodes)
-                pos = r.end
-                count += 1
-                if stable and ctx.resumable:
-                    ctx.scans[key] = (pos, count, tuple(nodes_list))
-                continue
-            if r.status is Status.NEED_MORE:
-                nodes_list.extend(r.nodes)
-                return Result(Status.NEED_MORE, start, r.end, tuple(nodes_list))
-            break
-        if p.min_count > 0 and count < p.min_count:
-            if pos >= len(ctx.text) and ctx.lenient:
+                outer = ctx.eof
+                ctx.eof = False
+                status, _, end, more = child(ctx, pos)
+                stable = not ctx.eof
+                ctx.eof = outer or ctx.eof
+                if status is SUCCESS:
+                    if end == pos:
+                        break
+                    found += more
+                    pos = end
+                    count += 1
+                    if stable and resumable:
+                        ctx.scans[key] = (pos, count, tuple(found))
+                    continue
+                if status is NEED_MORE:
+                    found += more
+                    return (NEED_MORE, start, end, tuple(found))
+                break
+            if count < low:
+                if pos >= len(text) and ctx.lenient:
+                    ctx.eof = True
+                    return (NEED_MORE, start, pos, tuple(found))
+                return (FAIL, start, pos, ())
+            return (SUCCESS, start, pos, tuple(found))
+        return repeat
+
+    def _peek(self, p: Peek, resumable: bool) -> Run:
+        child = self.function(p.child, resumable)
+
+        def peek(ctx: Context, start: int) -> Raw:
+            return (child(ctx, start)[0], start, start, ())
+        return peek
+
+    def _negate(self, p: Negate, resumable: bool) -> Run:
+        child = self.function(p.child, resumable)
+
+        def negate(ctx: Context, start: int) -> Raw:
+            status = child(ctx, start)[0]
+            if status is SUCCESS:
+                return (FAIL, start, start, ())
+            if status is NEED_MORE:
+                return (NEED_MORE, start, start, ())
+            return (SUCCESS, start, start, ())
+        return negate
+
+    def _any(self, p: Any, resumable: bool) -> Run:
+        def any_char(ctx: Context, start: int) -> Raw:
+            if start >= len(ctx.text):
                 ctx.eof = True
-                return Result(Status.NEED_MORE, start, pos, tuple(nodes_list))
-            return Result(Status.FAIL, start, pos)
-        return Result(Status.SUCCESS, start, pos, tuple(nodes_list))
+                return (NEED_MORE if ctx.lenient else FAIL, start, start, ())
+            ctx.examined += 1
+            return (SUCCESS, start, start + 1, ())
+        return any_char
 
-    def _peek(self, p: Peek, ctx: Context, start: int) -> Result:
-        r = self.at(p.child, ctx, start)
-        return Result(r.status, start, start)
-
-    def _negate(self, p: Negate, ctx: Context, start: int) -> Result:
-        r = self.at(p.child, ctx, start)
-        if r.status is Status.SUCCESS:
-            return Result(Status.FAIL, start, start)
-        if r.status is Status.NEED_MORE:
-            return Result(Status.NEED_MORE, start, start)
-        return Result(Status.SUCCESS, start, start)
-
-    def _any(self, p: Any, ctx: Context, start: int) -> Result:
-        if start >= len(ctx.text):
-            ctx.eof = True
-            return Result(Status.NEED_MORE if ctx.lenient else Status.FAIL, start, start)
-        ctx.examined += 1
-        return Result(Status.SUCCESS, start, start + 1)
-
-    def _space(self, p: Space, ctx: Context, start: int) -> Result:
-        text = ctx.text
-        pos = start
-        while pos < len(text) and text[pos] in SPACE:
-            pos += 1
-        ctx.examined += pos - start + 1
-        self._touch(ctx, pos)
-        return Result(Status.SUCCESS, start, pos)
-
-    def _chars(self, p: Chars, ctx: Context, start: int) -> Result:
-        text = ctx.text
-        pos, count = start, 0
-        while p.max_count == -1 or count < p.max_count:
+    def _space(self, p: Space, resumable: bool) -> Run:
+        def space(ctx: Context, start: int) -> Raw:
+            text = ctx.text
+            pos = _SPACE_RUN.match(text, start).end() if start < len(text) else start  # type: ignore[union-attr]
+            ctx.examined += pos - start + 1
             if pos >= len(text):
                 ctx.eof = True
-                if count >= p.min_count:
-                    return Result(Status.SUCCESS, start, pos)
-                return Result(Status.NEED_MORE if ctx.lenient else Status.FAIL, start, pos)
-            ctx.examined += 1
-            if not p.accept(text[pos]):
-                break
-            pos += 1
-            count += 1
-        if count < p.min_count:
-            return Result(Status.FAIL, start, pos)
-        return Result(Status.SUCCESS, start, pos)
+            return (SUCCESS, start, pos, ())
+        return space
 
-    def _string(self, p: StringContent, ctx: Context, start: int) -> Result:
-        text = ctx.text
-        key = (p.id, start)
-        pos = ctx.scans.get(key, start) if ctx.resumable else start
-        size = len(text)
-        delim = p.delimiter
-        while pos < size:
-            ctx.examined += 1
-            c = text[pos]
-            if c == delim:
-                return Result(Status.SUCCESS, start, pos)
-            if c == "\\":
+    def _chars(self, p: Chars, resumable: bool) -> Run:
+        accept, low, high = p.accept, p.min_count, p.max_count
+
+        def chars(ctx: Context, start: int) -> Raw:
+            text = ctx.text
+            pos, count = start, 0
+            while high == -1 or count < high:
+                if pos >= len(text):
+                    ctx.eof = True
+                    if count >= low:
+                        return (SUCCESS, start, pos, ())
+                    return (NEED_MORE if ctx.lenient else FAIL, start, pos, ())
+                ctx.examined += 1
+                if not accept(text[pos]):
+                    break
+                pos += 1
+                count += 1
+            if count < low:
+                return (FAIL, start, pos, ())
+            return (SUCCESS, start, pos, ())
+        return chars
+
+    def _string(self, p: StringContent, resumable: bool) -> Run:
+        pid, delim = p.id, p.delimiter
+        stop = re.compile(f"[{re.escape(delim)}\\\\]")
+
+        def string(ctx: Context, start: int) -> Raw:
+            text = ctx.text
+            key = (pid, start)
+            pos = ctx.scans.get(key, start) if resumable else start
+            size = len(text)
+            while pos < size:
+                found = stop.search(text, pos)
+                if found is None:
+                    ctx.examined += size - pos
+                    pos = size
+                    break
+                ctx.examined += found.start() - pos + 1
+                pos = found.start()
+                if resumable:
+                    ctx.scans[key] = pos
+                if text[pos] == delim:
+                    return (SUCCESS, start, pos, ())
                 if pos + 1 >= size:
                     ctx.eof = True
-                    return Result(Status.NEED_MORE if ctx.lenient else Status.FAIL, start, pos)
+                    return (NEED_MORE if ctx.lenient else FAIL, start, pos, ())
                 e = text[pos + 1]
                 if e == delim or e in '\\/bfnrt':
                     pos += 2
                 elif e == "u":
                     digits = text[pos + 2:pos + 6]
                     if not all(d in "0123456789abcdefABCDEF" for d in digits):
-                        return Result(Status.FAIL, start, start)
+                        return (FAIL, start, start, ())
                     if len(digits) < 4:
                         ctx.eof = True
-                        return Result(Status.NEED_MORE if ctx.lenient else Status.FAIL, start, pos)
+                        return (NEED_MORE if ctx.lenient else FAIL, start, pos, ())
                     pos += 6
                 else:
-                    return Result(Status.FAIL, start, start)
-            else:
-                pos += 1
-            if ctx.resumable:
+                    return (FAIL, start, start, ())
+            if resumable:
                 ctx.scans[key] = pos
-        ctx.eof = True
-        return Result(Status.NEED_MORE if ctx.lenient else Status.FAIL, start, pos)
-
-    def _until(self, p: Until, ctx: Context, start: int) -> Result:
-        text = ctx.text
-        key = (p.id, start)
-        pos = ctx.scans.get(key, start) if ctx.resumable else start
-        size = len(text)
-        trie = p.trie
-        firsts = trie.firsts
-        if not trie.words:
-            ctx.examined += size - pos
             ctx.eof = True
-            return Result(Status.NEED_MORE if ctx.lenient else Status.SUCCESS, start, size)
-        while pos < size:
-            ctx.examined += 1
-            if text[pos] in firsts:
-                match, touched = trie.check_at(text, pos)
+            return (NEED_MORE if ctx.lenient else FAIL, start, pos, ())
+        return string
+
+    def _until(self, p: Until, resumable: bool) -> Run:
+        pid, trie = p.id, p.trie
+        if not trie.words:
+            def rest(ctx: Context, start: int) -> Raw:
+                size = len(ctx.text)
+                ctx.examined += size - start
+                ctx.eof = True
+                return (NEED_MORE if ctx.lenient else SUCCESS, start, size, ())
+            return rest
+        stop = re.compile("[" + "".join(re.escape(c) for c in sorted(trie.firsts)) + "]")
+        check = trie.check_at
+
+        def until(ctx: Context, start: int) -> Raw:
+            text = ctx.text
+            key = (pid, start)
+            pos = ctx.scans.get(key, start) if resumable else start
+            size = len(text)
+            while pos < size:
+                found = stop.search(text, pos)
+                if found is None:
+                    ctx.examined += size - pos
+                    if resumable and not ctx.eof:
+                        ctx.scans[key] = size
+                    break
+                candidate = found.start()
+                ctx.examined += candidate - pos + 1
+                if resumable and not ctx.eof and candidate > pos:
+                    ctx.scans[key] = candidate
+                match, touched = check(text, candidate)
                 if touched:
                     ctx.eof = True
                 if match != Trie.NO:
-                    return Result(Status.SUCCESS, start, pos)
-                if touched:
-                    pos += 1
-                    continue
-            pos += 1
-            if ctx.resumable and not ctx.eof:
-                ctx.scans[key] = pos
-        ctx.eof = True
-        return Result(Status.NEED_MORE if ctx.lenient else Status.SUCCESS, start, size)
-
-    def _json(self, p: Json, ctx: Context, start: int) -> Result:
-        key = (p.id, start)
-        resume = ctx.scans.get(key) if ctx.resumable else None
-        found = json_value.scan(ctx.text, start, p.kind, ctx.lenient, resume)  # type: ignore[arg-type]
-        ctx.examined += found.examined
-        if found.touched_end:
+                    return (SUCCESS, start, candidate, ())
+                pos = candidate + 1
+                if resumable and not ctx.eof:
+                    ctx.scans[key] = pos
             ctx.eof = True
-        if ctx.resumable and found.resume is not None:
-            ctx.scans[key] = found.resume
-        return Result(Status(found.status), start, found.end)
+            return (NEED_MORE if ctx.lenient else SUCCESS, start, size, ())
+        return until
 
-    def _node(self, ctx: Context, r: Result, rule: str, tag: str) -> Result:
-        if r.status is Status.FAIL:
-            return r
-        node = Node(rule, tag, r.start, r.end, r.nodes, r.status is Status.NEED_MORE)
-        return Result(r.status, r.start, r.end, (node,))
+    def _json(self, p: Json, resumable: bool) -> Run:
+        pid, kind = p.id, p.kind
+        scan = scan_json
 
-    def _rule(self, p: Rule, ctx: Context, start: int) -> Result:
+        def json(ctx: Context, start: int) -> Raw:
+            key = (pid, start)
+            resume = ctx.scans.get(key) if resumable else None
+            found = scan(ctx.text, start, kind, ctx.lenient, resume)  # type: ignore[arg-type]
+            ctx.examined += found.examined
+            if found.touched_end:
+                ctx.eof = True
+            if resumable and found.resume is not None:
+                ctx.scans[key] = found.resume
+            return (STATUSES[found.status], start, found.end, ())
+        return json
+
+    def _rule(self, p: Rule, resumable: bool) -> Run:
         """A rule node is kept only above tagged nodes: the chat mapper reads tags, never rule names."""
         assert p.child is not None
-        r = self.at(p.child, ctx, start)
-        if not r.nodes:
+        child = self.function(p.child, resumable)
+        name = p.name
+
+        def rule(ctx: Context, start: int) -> Raw:
+            r = child(ctx, start)
+            status, begin, end, nodes = r
+            if not nodes or status is FAIL:
+                return r
+            return (status, begin, end, (Node(name, "", begin, end, nodes, status is NEED_MORE),))
+        return rule
+
+    def _tag(self, p: Tag, resumable: bool) -> Run:
+        child = self.function(p.child, resumable)
+        name = p.tag
+
+        def tag(ctx: Context, start: int) -> Raw:
+            r = child(ctx, start)
+            status, begin, end, nodes = r
+            if status is FAIL:
+                return r
+            return (status, begin, end, (Node("", name, begin, end, nodes, status is NEED_MORE),))
+        return tag
+
+    def _atomic(self, p: Atomic, resumable: bool) -> Run:
+        if not resumable and isinstance(p.child, Tag):
+            return self._atomic_tag(p.child)
+        child = self.function(p.child, resumable)
+
+        def atomic(ctx: Context, start: int) -> Raw:
+            r = child(ctx, start)
+            if r[0] is NEED_MORE:
+                return (NEED_MORE, r[1], r[2], ())
             return r
-        return self._node(ctx, r, p.name, "")
+        return atomic
 
-    def _tag(self, p: Tag, ctx: Context, start: int) -> Result:
-        return self._node(ctx, self.at(p.child, ctx, start), "", p.tag)
+    def _atomic_tag(self, p: Tag) -> Run:
+        """An atomic tag outside the resumable mode (no memo table, no frontier) as one function: the tag's
+        node only when its child succeeds."""
+        child = self.function(p.child, False)
+        name = p.tag
 
-    def _atomic(self, p: Atomic, ctx: Context, start: int) -> Result:
-        r = self.at(p.child, ctx, start)
-        if r.status is Status.NEED_MORE:
-            return Result(r.status, r.start, r.end)
-        return r
+        def atomic_tag(ctx: Context, start: int) -> Raw:
+            r = child(ctx, start)
+            status, begin, end, nodes = r
+            if status is SUCCESS:
+                return (SUCCESS, begin, end, (Node("", name, begin, end, nodes, False),))
+            if status is NEED_MORE:
+                return (NEED_MORE, begin, end, ())
+            return r
+        return atomic_tag
+
+
+MAX_NESTING = 800
+
+
+def _nested(made: list[Run]) -> Run:
+    """How a recursive rule reaches itself: the function `made[0]`, one level deeper; deeper than MAX_NESTING
+    is a RecursionError, the same depth whole and streamed (a stream's runs take twice the frames of a whole
+    parse's), and shallow enough for the reader's recursion limit."""
+
+    def nested(ctx: Context, start: int) -> Raw:
+        if ctx.nesting >= MAX_NESTING:
+            raise RecursionError(f"a recursive rule nests deeper than {MAX_NESTING}")
+        ctx.nesting += 1
+        try:
+            return made[0](ctx, start)
+        finally:
+            ctx.nesting -= 1
+    return nested
+
+
+def _memoized(pid: int, run: Run) -> Run:
+    """`run` with the resumable context's memo table: a result that never looked at the end of the input is
+    kept for the next, longer input; one that did joins the context's frontier when it keeps one."""
+
+    def memoized(ctx: Context, start: int) -> Raw:
+        key = (pid, start)
+        memo = ctx.memo
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        outer = ctx.eof
+        ctx.eof = False
+        result = run(ctx, start)
+        if not ctx.eof:
+            memo[key] = result
+            ctx.eof = outer
+        elif ctx.frontier is not None:
+            ctx.frontier.append((pid, start, _as_result(Result, result)))
+        return result
+    return memoized

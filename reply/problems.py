@@ -6,19 +6,25 @@ from typing import Protocol
 
 from reply.chat import REASONING, TOOL_CLOSE, TOOL_OPEN, Mapped
 from reply.messages import Problem
-from reply.peg import Context, Node, Result, Status
+from reply.peg import Arena, Context, Node, Result, Status
 from reply.request import Request
 from reply.syntaxes import Syntax
 from reply.template import Template
 
 
 class Reader(Protocol):
-    """What finding problems needs of a reader: its syntax, template, request and generation prompt."""
+    """What finding problems needs of a reader: its syntax, template, request, generation prompt, where calls
+    start and its grammar."""
 
     syntax: Syntax
     template: Template
     request: Request
     prefix: str
+    call_starts: tuple[str, ...]
+    arena: Arena
+
+
+PROBLEMS = tuple(Problem)
 
 
 def _walk(nodes: tuple[Node, ...]) -> list[Node]:
@@ -35,20 +41,22 @@ def find_problems(reader: Reader, ctx: Context, result: Result, mapped: Mapped |
     """Problems in one reading, in a fixed order."""
     found: set[Problem] = set()
     req = reader.request
-    reply = ctx.text[len(reader.prefix):]
-    starts = [s for s in reader.syntax.call_starts(reader.template, req) if s]
+    starts = reader.call_starts
     if result.status is Status.FAIL:
         found.add(Problem.BAD_SYNTAX)
-        found |= _diagnose(reader, reply, starts)
+        found |= _diagnose(reader, ctx.text[len(reader.prefix):], starts)
     else:
-        nodes = _walk(result.nodes)
-        if any(n.tag == REASONING and n.is_partial for n in nodes):
-            found.add(Problem.UNCLOSED_THINK)
-        opens = sum(1 for n in nodes if n.tag == TOOL_OPEN)
-        closes = sum(1 for n in nodes if n.tag == TOOL_CLOSE and not n.is_partial)
+        opens = closes = 0
+        for n in _walk(result.nodes):
+            tag = n.tag
+            if tag == TOOL_OPEN:
+                opens += 1
+            elif tag == TOOL_CLOSE:
+                closes += not n.is_partial
+            elif tag == REASONING and n.is_partial:
+                found.add(Problem.UNCLOSED_THINK)
         if result.status is Status.NEED_MORE and (opens > closes or Problem.UNCLOSED_THINK in found
-                                                  or any(reply.rstrip().endswith(s[:k]) for s in starts
-                                                         for k in range(1, len(s) + 1))):
+                                                  or _ends_with_a_start(ctx.text[len(reader.prefix):], starts)):
             found.add(Problem.CUT_OFF)
         if result.status is Status.SUCCESS and result.end < len(ctx.text) and ctx.text[result.end:].strip():
             found.add(Problem.TEXT_AFTER_ACTION)
@@ -59,10 +67,16 @@ def find_problems(reader: Reader, ctx: Context, result: Result, mapped: Mapped |
                 found.add(Problem.MULTIPLE_ACTIONS)
             if mapped.calls and "".join(mapped.content).strip():
                 found.add(Problem.PROSE_BEFORE_ACTION)
-    return tuple(p for p in Problem if p in found)
+    return tuple(p for p in PROBLEMS if p in found) if found else ()
 
 
-def _diagnose(reader: Reader, reply: str, starts: list[str]) -> set[Problem]:
+def _ends_with_a_start(reply: str, starts: tuple[str, ...]) -> bool:
+    """Whether the reply, trailing whitespace aside, ends with the beginning of a call start."""
+    tail = reply.rstrip()
+    return any(tail.endswith(s[:k]) for s in starts for k in range(1, len(s) + 1))
+
+
+def _diagnose(reader: Reader, reply: str, starts: tuple[str, ...]) -> set[Problem]:
     """Why a reply was refused: text after complete calls, a call of an unknown function, or bad arguments.
     The reply is re-read one character at a time (resumably, so in linear work) to find the longest prefix
     that reads completely with calls."""

@@ -30,7 +30,8 @@ class ArgumentsScan:
     that is a JSON object once its open string and brackets are closed. That is inside a value string (not
     within an escape), right after an opening bracket, or right after a complete value; a key still being
     written, a colon awaiting its value, and a number or literal still arriving are not. A control character
-    written raw inside a string (JSON wants it escaped) is escaped in what the scan shows (`escaped`)."""
+    written raw inside a string (JSON wants it escaped) is escaped in what the scan shows (`escaped`); the last
+    arguments shown and what they showed are kept (`shown`, for `shown_arguments`)."""
 
     def __init__(self) -> None:
         self.seen = ""
@@ -44,6 +45,7 @@ class ArgumentsScan:
         self.best_stack: Stack | None = None
         self.best_in_string = False
         self.controls: list[int] = []
+        self.shown: tuple[str, str] | None = None
 
     def _mark(self, index: int, in_string: bool = False) -> None:
         self.best, self.best_stack, self.best_in_string = index, self.stack, in_string
@@ -156,10 +158,15 @@ def shown_arguments(arguments: str, scan: ArgumentsScan | None = None) -> str:
     """What a stream shows of a call's arguments so far: all of them when they are a complete JSON object,
     else their longest prefix from which they can still end as one (control characters in strings escaped)."""
     scan = scan or ArgumentsScan()
+    if scan.shown is not None and scan.shown[0] == arguments:
+        return scan.shown[1]
     length = scan.closable(arguments)
     if length == len(arguments.rstrip()) and scan.stack is None and is_object(arguments):
-        return arguments
-    return scan.escaped(arguments, length)
+        shown = arguments
+    else:
+        shown = scan.escaped(arguments, length)
+    scan.shown = (arguments, shown)
+    return shown
 
 
 def closed_arguments(arguments: str) -> str:

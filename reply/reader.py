@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import sys
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from chatparity.model import PINNED_NOW
 from reply.analysis import trim_whitespace
-from reply.chat import ChatBuilder
+from reply.chat import ChatBuilder, Mapped
+from reply.growth import Growth, growth, parsers_by_id
 from reply.messages import Message, Problem, Rejected, RenderFailed, ToolCall, Unsupported
-from reply.peg import Arena, Context, Result, Status
+from reply.peg import Arena, Context, Parser, Result, Status
 from reply.problems import find_problems
 from reply.promises import ArgumentsScan, closed_arguments, is_object, shown_arguments
 from reply.rendering import generation_prompt
@@ -98,7 +99,9 @@ def open_reader(session: Any) -> Reader:
 
 
 class Reader:
-    """Reads replies of one session."""
+    """Reads replies of one session. Where `fast` (the default), streams lengthen reads the last parse proves
+    only grow (`Reading`) and share one recorded replay (`replayed`); turned off, every feed is parsed and each
+    stream replays on its own: the same reads, more slowly."""
 
     def __init__(self, syntax: Syntax, template: Template, request: Request) -> None:
         self.syntax = syntax
@@ -115,6 +118,8 @@ class Reader:
             tags += [tag for tag in ("<think>", "</think>") if tag in template.source]
             found = [m for m in [*tags, *self.call_starts] if len(m) > 1]
         self.markers = tuple(sorted(set(found), key=lambda m: (-len(m), m)))
+        self.fast = True
+        self.shared: Replay | None = None
 
     def parse(self, text: str, partial: bool = False) -> Message:
         """The message in a reply; Rejected when llama.cpp would throw. A partial (cut off) reply reads as a
@@ -127,19 +132,37 @@ class Reader:
         if not partial:
             return self.kept(message, text, ctx, result)
         held = hold_back(message, ctx.text, self.markers)
-        if held.empty:
-            held = Replay(self).advance(text)
+        if held.empty or self.opens_call(held.content):
+            held = self.replayed(text)
         return Message(held.reasoning_content, held.content, held.tool_calls, message.problems)
+
+    def opens_call(self, content: str, since: int = 0) -> bool:
+        """Whether `content` holds a call opening, read as text, that ends past its first `since` characters
+        (what the grammar reads as text once a call cannot be read may have shown as a call before)."""
+        return any(content.find(start, max(0, since - len(start) + 1)) >= 0 for start in self.call_starts)
 
     def kept(self, message: Message, text: str, ctx: Context, result: Result) -> Message:
         """A finished read as `finished` keeps the stream's promises, replaying the reply where needed."""
-        return self.finished(message, ctx, result, Replay(self))
+        return self.finished(message, ctx, result)
 
-    def finished(self, final: Message, ctx: Context, result: Result, replay: Replay) -> Message:
+    def replayed(self, text: str) -> Message:
+        """What a character-by-character stream of the reply `text` shows last (`Replay`). Where `fast`, one
+        recorded replay serves every text that starts as the texts before it did (a reply's streams)."""
+        if not self.fast:
+            return Replay(self).advance(text)
+        if self.shared is None or not self.shared.agrees(text):
+            self.shared = Replay(self, recorded=True)
+        try:
+            return self.shared.shown_after(text)
+        except BaseException:
+            self.shared = None
+            raise
+
+    def finished(self, final: Message, ctx: Context, result: Result, replay: Replay | None = None) -> Message:
         """The finished message that keeps a stream's promises (`keep_promises`): where the finished read is
-        empty, checked against what a character-by-character stream showed last (`replay`); where it leaves a
-        call opening unread or reads one as content, against what such a stream showed from there on; where a
-        call's arguments are not a JSON object, with them closed."""
+        empty, checked against what a character-by-character stream showed last (`replay`, else `replayed`);
+        where it leaves a call opening unread or reads one as content, against what such a stream showed from
+        there on; where a call's arguments are not a JSON object, with them closed."""
         if final.empty:
             pass
         elif result.end < len(ctx.text) and any(start in ctx.text[result.end:] for start in self.call_starts):
@@ -153,26 +176,38 @@ class Reader:
         else:
             return final
         with _deep_recursion():
-            shown = replay.advance(ctx.text[len(self.prefix):])
+            text = ctx.text[len(self.prefix):]
+            shown = self.replayed(text) if replay is None else replay.advance(text)
         return keep_promises(final, shown)
 
     def stream(self) -> Stream:
         """An incremental reader fed chunk by chunk."""
         return Stream(self)
 
+    @cached_property
+    def parsers(self) -> dict[int, Parser]:
+        """The grammar's parsers by id (what a stream's fast path reads a parse's frontier with)."""
+        return parsers_by_id(self.arena.root)
+
     def read(self, ctx: Context, result: Result, partial: bool, diagnose: bool = True) -> Message:
         """common_chat_peg_parse's reading of a parse result, with its problems when `diagnose`."""
+        return self.mapped_read(ctx, result, partial, diagnose)[0]
+
+    def mapped_read(self, ctx: Context, result: Result, partial: bool,
+                    diagnose: bool = True) -> tuple[Message, Mapped | None]:
+        """`read`, and what the mapper read (None when the parse failed)."""
         if result.status is Status.FAIL:
             if partial and result.end > 0:
-                return Message(problems=find_problems(self, ctx, result, None) if diagnose else ())
+                return Message(problems=find_problems(self, ctx, result, None) if diagnose else ()), None
             raise Rejected(REJECTION, lambda: find_problems(self, ctx, result, None))
         mapped = self.syntax.mapper(ctx.text, result.nodes)
-        return Message(
+        message = Message(
             reasoning_content="".join(mapped.reasoning),
             content="".join(mapped.content),
             tool_calls=tuple(ToolCall(c.name, c.arguments, c.id) for c in mapped.calls),
             problems=find_problems(self, ctx, result, mapped) if diagnose else (),
         )
+        return message, mapped
 
 
 @lru_cache(maxsize=64)
@@ -180,18 +215,37 @@ def _marker_chars(markers: tuple[str, ...]) -> frozenset[str]:
     return frozenset("".join(markers))
 
 
+ALIGNMENT = 64
+
+
+def _common_suffix(first: str, second: str, second_end: int, most: int) -> int:
+    """How many characters (at most `most`) `first` and `second[:second_end]` end with alike."""
+    size, limit = 0, min(len(first), second_end, most)
+    while size < limit and first[-1 - size] == second[second_end - 1 - size]:
+        size += 1
+    return size
+
+
 def _held(shown: str, text: str, markers: tuple[str, ...]) -> str:
-    """`shown` without the start of a marker whose longer start ends `text` (a grammar may already hold back
-    part of it, e.g. an until() stops before a partial delimiter inside the marker)."""
-    if not text or text[-1] not in _marker_chars(markers):
+    """`shown` without the start of a marker still arriving at the end of `text`. The grammar may already have
+    kept back some of the text's last characters (an until() stops before a partial delimiter), so `shown`
+    ends where `text` minus those ends: of the ways to line the two up, the longest agreement (over the last
+    ALIGNMENT characters past the marker start; on a tie, the one where the grammar kept back more) wins, and
+    what of `shown` lies inside the marker start is held back."""
+    if not shown or not text or text[-1] not in _marker_chars(markers):
         return shown
-    held = 0
-    for marker in markers:
-        arriving = next((size for size in range(len(marker) - 1, 0, -1) if text.endswith(marker[:size])), 0)
-        for size in range(min(arriving, len(shown)), held, -1):
-            if shown.endswith(marker[:size]):
-                held = size
-                break
+    arriving = max((next((size for size in range(len(marker) - 1, 0, -1) if text.endswith(marker[:size])), 0)
+                    for marker in markers), default=0)
+    if not arriving:
+        return shown
+    most = arriving + ALIGNMENT
+    whole = min(len(shown), most)
+    agreement, held = 0, 0
+    for kept in range(arriving + 1):
+        inside = arriving - kept
+        aligned = _common_suffix(shown, text, len(text) - kept, most)
+        if inside <= aligned and (inside < aligned or aligned == whole) and aligned >= agreement:
+            agreement, held = aligned, inside
     return shown[:len(shown) - held]
 
 
@@ -233,60 +287,142 @@ def extends(before: Message, after: Message) -> bool:
                for old, new in zip(before.tool_calls, after.tool_calls))
 
 
+Mark = tuple[int, int, tuple[tuple[int, int, str], ...]]
+
+
+def _mark(shown: Message) -> Mark:
+    """The lengths of what a message shows (reasoning, content, each call's name and arguments) and its ids."""
+    return (len(shown.reasoning_content), len(shown.content),
+            tuple((len(call.name), len(call.arguments), call.id) for call in shown.tool_calls))
+
+
+def _truncated(later: Message, mark: Mark) -> Message:
+    """The message a replay showed at `mark`, from a `later` one that extends it."""
+    reasoning, content, calls = mark
+    return Message(later.reasoning_content[:reasoning], later.content[:content],
+                   tuple(ToolCall(call.name[:name], call.arguments[:arguments], call_id)
+                         for call, (name, arguments, call_id) in zip(later.tool_calls, calls)))
+
+
+class Reading:
+    """A text read as it grows: each append parses on from where the last parse stopped or, where that parse
+    proved the appended text only lengthens a span open at the end (`reply.growth`), lengthens the last read
+    (unless the reader is not `fast`: the same reads, each parsed)."""
+
+    def __init__(self, reader: Reader, text: str) -> None:
+        self.reader = reader
+        self.ctx = Context(text, resumable=True)
+        self.result: Result | None = None
+        self.last = Message()
+        self.growth: Growth | None = None
+
+    def grow(self, chunk: str) -> Message | Rejected:
+        """The partial read (no problems) after appending `chunk`, or the refusal of the text so far (returned);
+        Rejected (raised) when the text nests too deep to parse."""
+        self.ctx.text += chunk
+        found = self.growth
+        if found is not None and not found.takes(chunk):
+            found = self.growth = found.read_on(self.reader.arena, self.ctx)
+        if found is not None:
+            self.result = None
+            self.last = found.grown(self.last, self.ctx.text, chunk)
+            return self.last
+        return self.read()
+
+    def read(self) -> Message | Rejected:
+        """The partial read of the text so far, parsed on, or its refusal (returned)."""
+        ctx, reader = self.ctx, self.reader
+        self.growth = None
+        ctx.frontier = []
+        with _deep_recursion():
+            self.result = result = reader.arena.parse(ctx)
+        try:
+            fresh, mapped = reader.mapped_read(ctx, result, partial=True, diagnose=False)
+        except Rejected as refusal:
+            return refusal
+        self.last = fresh
+        if reader.fast and mapped is not None and mapped.tail is not None:
+            self.growth = growth(reader.parsers, ctx, result, mapped.tail)
+        return fresh
+
+    def parsed(self) -> Result:
+        """The parse of the text so far."""
+        if self.result is None:
+            self.ctx.frontier = None
+            with _deep_recursion():
+                self.result = self.reader.arena.parse(self.ctx)
+        return self.result
+
+
 class Replay:
     """What a character-by-character stream shows: each prefix's read (`hold_back`) when it adds to the last
     one shown, else the last one. Used where a read shows nothing new (it failed, or is empty), so that what
     is shown never depends on how the reply was chunked."""
 
-    def __init__(self, reader: Reader, read: str = "") -> None:
+    def __init__(self, reader: Reader, read: str = "", recorded: bool = False) -> None:
         """A replay from the start, or from after `read`, a start of the reply whose own read (held back)
-        counts as what was shown so far."""
+        counts as what was shown so far; a `recorded` one (from the start) notes what it showed after each
+        character, so it answers for any start of what it replayed (`shown_after`)."""
         self.reader = reader
-        self.ctx = Context(reader.prefix + read, resumable=True)
+        self.reading = Reading(reader, reader.prefix + read)
         self.shown = Message()
         self.scans: list[ArgumentsScan] = []
         if read:
-            with _deep_recursion():
-                result = reader.arena.parse(self.ctx)
-            try:
-                fresh = reader.read(self.ctx, result, partial=True, diagnose=False)
-            except Rejected:
-                return
-            self.shown = hold_back(fresh, self.ctx.text, reader.markers, self.scans)
+            fresh = self.reading.read()
+            if not isinstance(fresh, Rejected):
+                self.shown = hold_back(fresh, self.reading.ctx.text, reader.markers, self.scans)
+        self.marks: list[Mark] | None = [_mark(self.shown)] if recorded else None
 
     def advance(self, text: str) -> Message:
         """Shown after every character of `text` past what was replayed already."""
-        done = len(self.ctx.text) - len(self.reader.prefix)
+        reading, markers, marks = self.reading, self.reader.markers, self.marks
+        done = len(reading.ctx.text) - len(self.reader.prefix)
         for char in text[done:]:
-            self.ctx.text += char
-            with _deep_recursion():
-                result = self.reader.arena.parse(self.ctx)
-            try:
-                fresh = self.reader.read(self.ctx, result, partial=True, diagnose=False)
-            except Rejected:
-                continue
-            held = hold_back(fresh, self.ctx.text, self.reader.markers, self.scans)
-            if not held.empty and extends(self.shown, held):
-                self.shown = held
+            fresh = reading.grow(char)
+            if not isinstance(fresh, Rejected):
+                held = hold_back(fresh, reading.ctx.text, markers, self.scans)
+                if not held.empty and extends(self.shown, held):
+                    self.shown = held
+                    if marks is not None:
+                        marks.append(_mark(held))
+                        continue
+            if marks is not None:
+                marks.append(marks[-1])
         return self.shown
+
+    def agrees(self, text: str) -> bool:
+        """Whether `text` and what was replayed so far start alike (one is a start of the other)."""
+        replayed = self.reading.ctx.text[len(self.reader.prefix):]
+        return text.startswith(replayed) if len(text) >= len(replayed) else replayed.startswith(text)
+
+    def shown_after(self, text: str) -> Message:
+        """Shown after every character of `text`, which `agrees` with what was replayed (recorded replays)."""
+        assert self.marks is not None
+        if len(text) >= len(self.marks) - 1:
+            return self.advance(text)
+        return _truncated(self.shown, self.marks[len(text)])
 
 
 class Stream:
-    """A reply read as it arrives: each feed parses on from where the last one stopped."""
+    """A reply read as it arrives: each feed parses on from where the last one stopped (`Reading`)."""
 
     def __init__(self, reader: Reader) -> None:
         self.reader = reader
-        self.ctx = Context(reader.prefix, resumable=True)
+        self.reading = Reading(reader, reader.prefix)
         self.snapshot = Message()
-        self.result: Result | None = None
-        self.replay = Replay(reader)
+        self.replay = None if reader.fast else Replay(reader)
         self.scans: list[ArgumentsScan] = []
         self.refusal: Rejected | None = None
 
     @property
+    def ctx(self) -> Context:
+        """The parse context of the text fed so far."""
+        return self.reading.ctx
+
+    @property
     def examined(self) -> int:
         """Characters the scanners looked at so far (the stream's parsing work)."""
-        return self.ctx.examined
+        return self.reading.ctx.examined
 
     def feed(self, chunk: str) -> Message:
         """The snapshot after this chunk (the previous one when nothing new can be read yet); snapshots
@@ -294,23 +430,33 @@ class Stream:
         cut reply (it does not start as the format starts), as llama-server's parse of it fails; the stream
         goes on, showing what it showed before. A reply that nests too deep to read is refused from then on,
         its finish too."""
-        self.ctx.text += chunk
         if self.refusal is not None:
+            self.reading.ctx.text += chunk
             raise self.refusal
         try:
             with _deep_recursion():
-                self.result = self.reader.arena.parse(self.ctx)
-                fresh = self.reader.read(self.ctx, self.result, partial=True, diagnose=False)
-                held = hold_back(fresh, self.ctx.text, self.reader.markers, self.scans)
-                if held.empty or not extends(self.snapshot, held):
-                    held = self.replay.advance(self.ctx.text[len(self.reader.prefix):])
+                fresh = self.reading.grow(chunk)
+                if isinstance(fresh, Rejected):
+                    raise fresh
+                text = self.reading.ctx.text
+                held = hold_back(fresh, text, self.reader.markers, self.scans)
+                if (held.empty or not extends(self.snapshot, held)
+                        or self.reader.opens_call(held.content, len(self.snapshot.content))):
+                    held = self.replayed(text[len(self.reader.prefix):])
+                    if extends(self.snapshot, held):
+                        self.snapshot = held
+                else:
+                    self.snapshot = held
         except Rejected as refusal:
             if refusal.reason == TOO_DEEP:
                 self.refusal = refusal
             raise
-        if extends(self.snapshot, held):
-            self.snapshot = held
         return self.snapshot
+
+    def replayed(self, text: str) -> Message:
+        """What a character-by-character stream of `text` shows last: the reader's shared replay where it
+        is `fast`, else this stream's own."""
+        return self.reader.replayed(text) if self.replay is None else self.replay.advance(text)
 
     def finish(self) -> Message:
         """The finished reply's reading, equal to a whole parse of everything fed whatever the chunks were
@@ -318,10 +464,9 @@ class Stream:
         if self.refusal is not None:
             raise self.refusal
         with _deep_recursion():
-            if self.result is None:
-                self.result = self.reader.arena.parse(self.ctx)
-            final = self.reader.read(self.ctx, self.result, partial=False)
-        return self.reader.finished(final, self.ctx, self.result, self.replay)
+            result = self.reading.parsed()
+            final = self.reader.read(self.reading.ctx, result, partial=False)
+        return self.reader.finished(final, self.reading.ctx, result, self.replay)
 
 
-__all__ = ["Reader", "Replay", "Stream", "open_reader"]
+__all__ = ["Reader", "Reading", "Replay", "Stream", "open_reader"]

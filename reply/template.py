@@ -8,8 +8,8 @@ from functools import cached_property
 from typing import Any
 
 from reply.analysis import Content, Reasoning, analyze_content, analyze_reasoning
-from reply.routes import route
 from reply.rendering import render
+from reply.routes import route
 
 PROBE_FUNCTION = "FFF_FIRST_FUN_F"
 PROBE_ARG = "AA_ARG_FST_AA"

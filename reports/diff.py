@@ -11,11 +11,11 @@ import pandas as pd
 from reports.expectations import check_same_parser, run_labels
 from reports.runs import Run, pin_differences
 from reports.show import show_command
-from reports.statuses import Status
+from reports.statuses import STRUCTURAL_CHECKS, Status
 from reports.tables import markdown_table, records
 
 KEYS = ["case_id", "chunking"]
-GATED_ALWAYS = ("consistent", "monotonic")
+GATED_ALWAYS = ("consistent", "monotonic", *STRUCTURAL_CHECKS)
 NEW_ROW_FAILURES = (Status.MISMATCH.value, Status.PARSER_ERROR.value)
 INFO = ["template", "family", "syntax", "mode", "origin", "shape", "partial"]
 TOP = 15
@@ -81,8 +81,17 @@ def classify_change(base: str | None, head: str | None) -> Change:
     return Change.KIND_CHANGE
 
 
+def deliberate_rules_broken(rows: pd.DataFrame, statuses: pd.Series) -> pd.DataFrame:
+    """The rows with their change, where a row that 'matches' only by giving up one of the parser's deliberate
+    differences from llama.cpp (its status an unexpected match of a known divergence) counts as a regression,
+    not a fix."""
+    gave_up = (rows["change"] == Change.FIX.value) & (statuses.to_numpy() == Status.UNEXPECTED_MATCH.value)
+    return rows.assign(change=rows["change"].where(~gave_up, Change.REGRESSION.value))
+
+
 def always_failing(label: str) -> bool:
-    """Whether a label breaks a stream check that fails wherever it breaks, baseline or not."""
+    """Whether a label breaks a check that fails wherever it breaks, baseline or not: `consistent`,
+    `monotonic`, or a structural check (labels carry only those llama.cpp's reading holds)."""
     return bool(split_label(label)[1] & set(GATED_ALWAYS))
 
 
@@ -98,6 +107,15 @@ def check_pins(base: Run, head: Run, allow: bool) -> tuple[str, ...]:
     return tuple(f"WARNING: comparing runs whose pins differ: {difference}" for difference in differences)
 
 
+def first_detail(rows: pd.DataFrame) -> pd.Series:
+    """Each row's first non-empty detail: the mismatch, the error, the broken stream check, the broken
+    structural check."""
+    detail = rows["detail"]
+    for column in ("error", "stream_detail", "structure_detail"):
+        detail = detail.where(detail != "", rows[column])
+    return detail
+
+
 def _labelled(run: Run) -> pd.DataFrame:
     """A run's rows keyed by case and chunking with their outcome labels and row info."""
     rows = run.rows
@@ -106,18 +124,21 @@ def _labelled(run: Run) -> pd.DataFrame:
             **{key: rows[key] for key in KEYS},
             **{key: rows[key] for key in INFO},
             "label": run_labels(rows),
-            "detail": rows["detail"].where(rows["detail"] != "", rows["error"]).where(
-                (rows["detail"] != "") | (rows["error"] != ""), rows["stream_detail"]
-            ),
+            "detail": first_detail(rows),
         }
     )
 
 
 def diff_runs(
-    base: Run, head: Run, allow_pin_mismatch: bool = False, allow_other_parser: bool = False
+    base: Run,
+    head: Run,
+    allow_pin_mismatch: bool = False,
+    allow_other_parser: bool = False,
+    head_statuses: pd.DataFrame | None = None,
 ) -> RunDiff:
     """Compare two runs row by row (raw outcomes with the stream checks they break, known divergences aside);
-    runs of different parsers are refused unless allowed."""
+    runs of different parsers are refused unless allowed. With the head's classified rows (`head_statuses`:
+    case_id, chunking, status), a row that matches by giving up a known divergence is a regression."""
     warnings = (
         *check_same_parser(base.stamp, head.stamp, "the base run", allow_other_parser),
         *check_pins(base, head, allow_pin_mismatch),
@@ -134,13 +155,17 @@ def diff_runs(
         joined["detail_head"].where(joined["detail_head"].fillna("") != "", joined["detail_base"]).fillna("")
     )
     frame["change"] = [classify_change(b, h).value for b, h in zip(base_labels, head_labels)]
+    if head_statuses is not None:
+        status = frame[KEYS].merge(head_statuses[[*KEYS, "status"]], on=KEYS, how="left")["status"]
+        frame = deliberate_rules_broken(frame.reset_index(drop=True), status)
     frame = frame.sort_values(["template", "mode", "shape", "case_id", "chunking"], kind="stable")
     return RunDiff(rows=frame.reset_index(drop=True), warnings=warnings)
 
 
 def new_failures(diff: RunDiff, statuses: pd.DataFrame) -> pd.DataFrame:
     """New rows that fail: a mismatch that is no known divergence or a parser error (by `statuses`, the head
-    run's rows with their status), or a broken `consistent` or `monotonic`."""
+    run's rows with their status), a broken `consistent` or `monotonic`, or a structural check llama.cpp's
+    reading holds."""
     new = diff.of(Change.NEW).merge(statuses[[*KEYS, "status"]], on=KEYS, how="left")
     broken = pd.Series([always_failing(label) for label in new["head"]], index=new.index, dtype=bool)
     failing = new["status"].isin(NEW_ROW_FAILURES) | broken
@@ -155,6 +180,18 @@ def change_counts(diff: RunDiff, by: str) -> pd.DataFrame:
         return pd.DataFrame(columns=[by, *columns])
     table = pd.crosstab(changed[by], changed["change"]).reindex(columns=columns, fill_value=0)
     return table.reset_index().rename_axis(None, axis=1)
+
+
+def check_counts(diff: RunDiff) -> pd.DataFrame:
+    """Per structural check: how many rows of the base and of the head break it where llama.cpp holds it."""
+    counts = []
+    for check in STRUCTURAL_CHECKS:
+        base, head = (
+            sum(1 for label in diff.rows[side] if isinstance(label, str) and check in split_label(label)[1])
+            for side in ("base", "head")
+        )
+        counts.append({"check": check, "base": base, "head": head})
+    return pd.DataFrame(counts, columns=["check", "base", "head"])
 
 
 def totals(diff: RunDiff) -> dict[str, int]:
@@ -182,6 +219,8 @@ def diff_markdown(
     if diff.warnings:
         parts.append("")
     parts.append(markdown_table(headline))
+    parts += ["", "### Structural checks the parser breaks where llama.cpp does not", ""]
+    parts.append(markdown_table(check_counts(diff)))
     for by in ("family", "template"):
         counts = change_counts(diff, by)
         counts = counts.sort_values(
@@ -220,6 +259,7 @@ def diff_json(diff: RunDiff, base_name: str, head_name: str) -> dict[str, Any]:
         "head": head_name,
         "warnings": list(diff.warnings),
         "counts": totals(diff),
+        "structural_checks": records(check_counts(diff)),
         "per_family": records(change_counts(diff, "family")),
         "per_template": records(change_counts(diff, "template")),
         "rows": records(changed),

@@ -10,7 +10,7 @@ import pandas as pd
 
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
 from reports.show import show_command
-from reports.statuses import STREAM_CHECKS, Status, outcome_label
+from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status, outcome_label, structural_breaks
 
 PROJECT_PARSER = "reply"
 DIVERGENCES_FILE = "known_divergences.toml"
@@ -71,13 +71,17 @@ def check_same_parser(base: dict[str, Any], head: dict[str, Any], what: str, all
 
 
 def broken_checks(row: Any) -> list[str]:
-    """The stream checks a row breaks that count against the parser: all it breaks where its snapshots depart
-    from llama.cpp's (snapshot_parity broken) or its final reading does; none where both are llama.cpp's, since
-    a stream that is llama.cpp's own is no fault of the parser (llama.cpp's own stream may end otherwise than its
-    whole read, retract text or show a marker)."""
-    if row.snapshot_parity != 0 and row.outcome == "match":
-        return []
-    return [check for check in STREAM_CHECKS if getattr(row, check) == 0]
+    """The stream and structural checks a row breaks that count against the parser. Stream checks: all it
+    breaks where its snapshots depart from llama.cpp's (snapshot_parity broken) or its final reading does; none
+    where both are llama.cpp's, since a stream that is llama.cpp's own is no fault of the parser (llama.cpp's own
+    stream may end otherwise than its whole read, retract text or show a marker). Structural checks: those its
+    final reading breaks where llama.cpp's holds."""
+    streamed = (
+        []
+        if row.snapshot_parity != 0 and row.outcome == "match"
+        else [check for check in STREAM_CHECKS if getattr(row, check) == 0]
+    )
+    return streamed + structural_breaks(row)
 
 
 def row_label(outcome: str, kind: str, broken: list[str]) -> str:
@@ -92,8 +96,10 @@ def run_labels(rows: pd.DataFrame) -> list[str]:
 
 
 def failing(rows: pd.DataFrame) -> pd.Series:
-    """Rows that mismatch (not a known divergence), crash, time out, or stream otherwise than llama.cpp."""
-    return rows["status"].isin(FAILING) | (rows["snapshot_parity"] == 0)
+    """Rows that mismatch (not a known divergence), crash, time out, stream otherwise than llama.cpp, or break
+    a structural check that llama.cpp's reading holds."""
+    broken = pd.Series([bool(structural_breaks(row)) for row in rows.itertuples()], index=rows.index, dtype=bool)
+    return rows["status"].isin(FAILING) | (rows["snapshot_parity"] == 0) | broken
 
 
 def beyond(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
@@ -115,7 +121,7 @@ def failing_rows(rows: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     """Every row that does not cleanly match (known divergences and broken stream checks included), one line
     each with its label and the command that shows its case: failures.csv."""
     broken = pd.Series(False, index=rows.index)
-    for check in STREAM_CHECKS:
+    for check in (*STREAM_CHECKS, *STRUCTURAL_CHECKS):
         broken |= rows[check] == 0
     shown = rows[(~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])) | broken]
     columns = [
@@ -134,10 +140,17 @@ def failing_rows(rows: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     shown = shown.assign(
         label=[
-            row_label(row.outcome, row.kind, [check for check in STREAM_CHECKS if getattr(row, check) == 0])
+            row_label(
+                row.outcome,
+                row.kind,
+                [check for check in (*STREAM_CHECKS, *STRUCTURAL_CHECKS) if getattr(row, check) == 0],
+            )
             for row in shown.itertuples()
         ],
-        detail=[row.detail or row.error or row.stream_detail or row.divergence for row in shown.itertuples()],
+        detail=[
+            row.detail or row.error or row.stream_detail or row.structure_detail or row.divergence
+            for row in shown.itertuples()
+        ],
         show=[show_command(case, run_dir) for case in shown["case_id"]],
     )
     order = ["template", "mode", "origin", "shape", "case_id", "chunking"]

@@ -13,11 +13,18 @@ import pandas as pd
 
 from chatparity.model import Kind, Outcome
 from harness.chunkings import validate as validate_chunking
-from reports.diff import NEW_ROW_FAILURES, Change, always_failing, classify_change
+from reports.diff import (
+    NEW_ROW_FAILURES,
+    Change,
+    always_failing,
+    classify_change,
+    deliberate_rules_broken,
+    first_detail,
+)
 from reports.divergences import Verdict
 from reports.expectations import run_labels
 from reports.runs import PIN_KEYS, Run, chunking_key, pin_differences
-from reports.statuses import STREAM_CHECKS
+from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS
 
 OUTCOMES = "outcomes.csv"
 STAMP = "stamp.json"
@@ -56,7 +63,7 @@ class GateResult:
     @property
     def new_failures(self) -> pd.DataFrame:
         """New rows (absent from the baseline) that fail: a mismatch that is no known divergence, a parser
-        error, or a broken `consistent` or `monotonic`."""
+        error, a broken `consistent` or `monotonic`, or a structural check llama.cpp's reading holds."""
         new = self.of(Change.NEW)
         broken = pd.Series([always_failing(label) for label in new["head"]], index=new.index, dtype=bool)
         failing = new["status"].isin(NEW_ROW_FAILURES) | broken
@@ -82,9 +89,10 @@ def outcome_labels() -> set[str]:
 
 
 def known_label(label: str, labels: set[str]) -> bool:
-    """Whether a baseline label is an outcome label, with the stream checks it breaks after ' !' if any."""
+    """Whether a baseline label is an outcome label, with the stream and structural checks it breaks after ' !'
+    if any."""
     outcome, _, broken = label.partition(" !")
-    return outcome in labels and (not broken or set(broken.split(",")) <= set(STREAM_CHECKS))
+    return outcome in labels and (not broken or set(broken.split(",")) <= {*STREAM_CHECKS, *STRUCTURAL_CHECKS})
 
 
 def baseline_line(file: Path, number: int, fields: list[str], labels: set[str]) -> list[tuple[str, ...]]:
@@ -212,7 +220,9 @@ def check_pins(baseline: Baseline, run: Run, allow: bool) -> list[str]:
 
 def check(baseline: Baseline, run: Run, verdict: Verdict) -> GateResult:
     """Compare the rows that ran with the baseline."""
-    info = run.rows[["case_id", "chunking", "template", "mode", "shape", "detail", "error", "stream_detail"]]
+    info = run.rows[
+        ["case_id", "chunking", "template", "mode", "shape", "detail", "error", "stream_detail", "structure_detail"]
+    ]
     head = run_outcomes(run)[["case_id", "chunking", "outcome"]].merge(info, on=["case_id", "chunking"])
     base_outcomes = baseline.outcomes[["case_id", "chunking", "outcome"]]
     joined = head.merge(base_outcomes, on=["case_id", "chunking"], how="left", suffixes=("", "_base"))
@@ -226,9 +236,7 @@ def check(baseline: Baseline, run: Run, verdict: Verdict) -> GateResult:
             "case_id": joined["case_id"],
             "base": base,
             "head": joined["outcome"],
-            "detail": joined["detail"]
-            .where(joined["detail"] != "", joined["error"])
-            .where((joined["detail"] != "") | (joined["error"] != ""), joined["stream_detail"]),
+            "detail": first_detail(joined),
         }
     )
     rows["change"] = [classify_change(b, h).value for b, h in zip(base, joined["outcome"])]
@@ -236,6 +244,7 @@ def check(baseline: Baseline, run: Run, verdict: Verdict) -> GateResult:
     rows["status"] = rows[["case_id", "chunking"]].merge(statuses, on=["case_id", "chunking"], how="left")[
         "status"
     ]
+    rows = deliberate_rules_broken(rows, rows["status"])
     rows = rows.sort_values(["template", "mode", "shape", "case_id", "chunking"], kind="stable").reset_index(
         drop=True
     )

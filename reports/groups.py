@@ -7,7 +7,7 @@ import re
 import pandas as pd
 
 from reports.runs import chunking_key
-from reports.statuses import STREAM_CHECKS, Status
+from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status, structural_breaks
 
 GROUP_KEYS = ("family", "syntax", "shapes", "status", "kind", "what")
 GROUPED_STATUSES = (Status.MISMATCH, Status.KNOWN, Status.PARSER_ERROR, Status.ORACLE_ERROR)
@@ -83,6 +83,36 @@ def stream_groups(rows: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     broken = broken.assign(what=[re.sub(r"\d+", "N", detail)[:120] for detail in broken["stream_detail"]])
     return _fold(broken, ["family", "syntax", "shapes", "what"], columns)
+
+
+def structure_groups(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per way the parser's finished reading breaks a structural check (family, syntax, shape, what
+    broke, and whether llama.cpp's reading breaks it too, which makes it llama.cpp's defect), most first."""
+    columns = [
+        "family",
+        "syntax",
+        "shapes",
+        "what",
+        "llama.cpp too",
+        "rows",
+        "templates",
+        "cases",
+        "template",
+        "mode",
+        "chunking",
+        "shape",
+        "case_id",
+        "structure_detail",
+        "reply",
+    ]
+    broken = rows[(rows[list(STRUCTURAL_CHECKS)] == 0).any(axis=1)]
+    if broken.empty:
+        return pd.DataFrame(columns=columns)
+    broken = broken.assign(
+        what=[re.sub(r"\d+", "N", detail)[:120] for detail in broken["structure_detail"]],
+        **{"llama.cpp too": ["no" if structural_breaks(row) else "yes" for row in broken.itertuples()]},
+    )
+    return _fold(broken, ["family", "syntax", "shapes", "what", "llama.cpp too"], columns)
 
 
 def failure_groups(rows: pd.DataFrame, statuses: tuple[Status, ...] = GROUPED_STATUSES) -> pd.DataFrame:

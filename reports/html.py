@@ -9,11 +9,11 @@ from html import escape
 import pandas as pd
 
 from reports.divergences import Verdict
-from reports.groups import failure_groups, stream_groups
+from reports.groups import failure_groups, stream_groups, structure_groups
 from reports.oracle_defects import DefectReport
 from reports.runs import Run, ordered_chunkings
 from reports.show import show_command
-from reports.statuses import MISMATCH_KINDS, STREAM_CHECKS, Status
+from reports.statuses import MISMATCH_KINDS, STREAM_CHECKS, STRUCTURAL_CHECKS, Status
 from reports.summary import headline, stamp_line, totals
 from reports.tables import Tables, rate
 
@@ -225,6 +225,7 @@ def page(run: Run, verdict: Verdict, tables: Tables, defects: DefectReport) -> s
     new = failure_groups(rows, NEW_STATUSES)
     known = failure_groups(rows, (Status.KNOWN,))
     streams = stream_groups(rows)
+    structures = structure_groups(rows)
     stale = pd.DataFrame([{"entry": entry.label, "reason": entry.reason} for entry in verdict.stale])
     unexpected = verdict.unexpected[["template", "mode", "shape", "chunking", "case_id", "divergence"]]
     body = [
@@ -260,6 +261,12 @@ def page(run: Run, verdict: Verdict, tables: Tables, defects: DefectReport) -> s
             f"Stream check failures ({len(streams)} distinct; checks: {', '.join(STREAM_CHECKS)})",
             group_table(streams, run, ["rows", "syntax", "shapes", "what", "templates"]),
             "streams",
+        ),
+        section(
+            f"Structural check failures of the parser's readings ({len(structures)} distinct; checks: "
+            f"{', '.join(STRUCTURAL_CHECKS)}; 'llama.cpp too' where llama.cpp's reading breaks it as well)",
+            group_table(structures, run, ["rows", "syntax", "shapes", "what", "llama.cpp too", "templates"]),
+            "structure",
         ),
         section(
             f"Known divergences ({t.by_status[Status.KNOWN.value]} rows, {len(known)} distinct)",

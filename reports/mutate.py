@@ -3,6 +3,7 @@ against a baseline of the unmutated parser; killed, survived and equivalent muta
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -23,7 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.mutants import Mutant, equivalent_by_bytecode, mutants_of
+from harness.mutants import Mutant, enclosing_function, equivalent_by_bytecode, mutants_of
+from harness.sweep_trace import IMPORT, read_trace
 from reports.diff import Change
 from reports.divergences import Verdict, classify_run
 from reports.expectations import DIVERGENCES_FILE
@@ -37,6 +39,7 @@ SYNTAX_DIRECTORY = "syntaxes"
 REPORT_JSON = "mutants.json"
 REPORT_MD = "mutants.md"
 SHOWN_ROWS = 3
+SWEEP_START_SECONDS = 8.0
 
 
 class MutationError(Exception):
@@ -67,6 +70,7 @@ class Settings:
     timeout: float = 1800.0
     jobs: int = 2
     project: Path = PROJECT_ROOT
+    max_templates: int | None = None
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,7 @@ def equivalents_file(path: Path | None) -> dict[str, str]:
     return known
 
 
-def sweep_argv(settings: Settings, out: Path, templates: str | None) -> list[str]:
+def sweep_argv(settings: Settings, out: Path, templates: str | None, workers: int = 0) -> list[str]:
     """The sweep command of one run, with the project's chatparity."""
     argv = [
         sys.executable,
@@ -160,7 +164,7 @@ def sweep_argv(settings: Settings, out: Path, templates: str | None) -> list[str
         "--profile",
         settings.profile,
         "-n",
-        "0",
+        str(workers),
         "--out",
         str(out),
     ]
@@ -227,6 +231,9 @@ class Reference:
 
     baseline: Baseline
     unexpected: frozenset[tuple[str, str]]
+    seconds_per_template: float = 0.0
+    templates: int = 0
+    trace: dict[str, dict[int, set[str]]] = field(default_factory=dict)
 
 
 def divergences_of(run: Run, project: Path) -> Path | None:
@@ -246,22 +253,98 @@ def unexpected_keys(verdict: Verdict) -> frozenset[tuple[str, str]]:
 
 
 def reference(settings: Settings, templates: str | None) -> Reference:
-    """Sweep the unmutated parser (the source, imported first) and keep its outcomes, also written to
-    OUT/baseline, as the baseline every mutant is gated against."""
+    """Sweep the unmutated parser (the source, imported first, on `settings.jobs` workers) and keep its
+    outcomes, also written to OUT/baseline, as the baseline every mutant is gated against; then trace which
+    templates' sessions call each function of the source in a sweep of whole reads (OUT/trace.json)."""
     out = settings.out / "reference"
+    started = time.monotonic()
     status = run_command(
-        sweep_argv(settings, out, templates),
+        sweep_argv(settings, out, templates, settings.jobs),
         copy_environment(settings.source.parent, settings.project),
         settings.timeout,
         settings.out / "reference.log",
         settings.project,
     )
+    seconds = time.monotonic() - started
     if status is None or not (out / "rows.sqlite").is_file():
         raise MutationError(f"the sweep of the unmutated parser failed: see {settings.out / 'reference.log'}")
     run = load_run(out)
     baseline = Baseline(outcomes=run_outcomes(run), stamp=baseline_stamp(run))
     write_baseline(settings.out / "baseline", baseline)
-    return Reference(baseline, unexpected_keys(classify_run(run, divergences_of(run, settings.project))))
+    swept = max(1, int(run.rows["template"].nunique()))
+    return Reference(
+        baseline,
+        unexpected_keys(classify_run(run, divergences_of(run, settings.project))),
+        seconds * max(1, settings.jobs) / swept,
+        swept,
+        traced_calls(settings, templates),
+    )
+
+
+def traced_calls(settings: Settings, templates: str | None) -> dict[str, dict[int, set[str]]]:
+    """Which templates' sessions call each function of the unmutated source, from a sweep of its whole reads
+    in one traced process (harness.sweep_trace)."""
+    file = settings.out / "trace.json"
+    argv = [sys.executable, "-m", "harness.sweep_trace", str(settings.source), str(file)]
+    argv += sweep_argv(settings, settings.out / "trace-run", templates)[3:] + ["--chunking", "whole"]
+    status = run_command(
+        argv,
+        copy_environment(settings.source.parent, settings.project),
+        settings.timeout,
+        settings.out / "trace.log",
+        settings.project,
+    )
+    if status is None or not file.is_file():
+        raise MutationError(f"the traced sweep of the unmutated parser failed: see {settings.out / 'trace.log'}")
+    return read_trace(file)
+
+
+def spread(names: list[str], limit: int, salt: str, syntax_of: dict[str, str]) -> list[str]:
+    """`limit` of the names, as many syntaxes as possible, drawn by a hash of `salt` (stable per mutant)."""
+
+    def rank(text: str) -> str:
+        return hashlib.sha256(f"{salt}\0{text}".encode()).hexdigest()
+
+    by_syntax: dict[str, list[str]] = {}
+    for name in sorted(names, key=rank):
+        by_syntax.setdefault(syntax_of.get(name, ""), []).append(name)
+    queues = [by_syntax[syntax] for syntax in sorted(by_syntax, key=rank)]
+    picked: list[str] = []
+    while len(picked) < limit:
+        picked += [queue.pop(0) for queue in queues if queue][: limit - len(picked)]
+    return sorted(picked)
+
+
+def narrowed(
+    mutant: Mutant,
+    selection: str | None,
+    trace: dict[str, dict[int, set[str]]],
+    settings: Settings,
+    syntax_of: dict[str, str],
+) -> str | None:
+    """The templates a mutant is swept over: those its code serves whose sessions call the function holding it
+    (all it serves when no traced session did, or when it lies outside a function), at most
+    `settings.max_templates` of them, spread over syntaxes."""
+    globs = None if selection is None else selection.split(",")
+    names = [name for name in sorted(syntax_of) if globs is None or any(fnmatch(name, glob) for glob in globs)]
+    function = enclosing_function((settings.source / mutant.file).read_text(encoding="utf-8"), mutant.line)
+    ran = trace.get(mutant.file, {}).get(function, set()) - {IMPORT} if function is not None else set()
+    chosen = [name for name in names if name in ran] or names
+    if settings.max_templates and len(chosen) > settings.max_templates:
+        chosen = spread(chosen, settings.max_templates, mutant.id, syntax_of)
+    return None if selection is None and chosen == names else ",".join(chosen)
+
+
+def estimate(selections: list[str | None], reference: Reference, settings: Settings) -> str:
+    """How long the mutants' sweeps should take, from the reference sweep's time per template."""
+    counts = [reference.templates if selection is None else len(selection.split(",")) for selection in selections]
+    seconds = sum(SWEEP_START_SECONDS + reference.seconds_per_template * count for count in counts)
+    minutes = seconds / max(1, settings.jobs) / 60
+    mean = sum(counts) / len(counts) if counts else 0.0
+    return (
+        f"estimate: {len(counts)} mutants to sweep over {mean:.1f} templates each, "
+        f"{reference.seconds_per_template:.1f}s per template: about {minutes:.0f} minutes on {settings.jobs} jobs"
+    )
 
 
 def verdict_of(reference: Reference, run_dir: Path, project: Path) -> tuple[str, str]:
@@ -360,8 +443,10 @@ def mutation_check(
     settings: Settings,
     equivalents: dict[str, str],
     progress: Callable[[Result], None] = lambda result: None,
+    notify: Callable[[str], None] = lambda line: None,
 ) -> list[Result]:
-    """Check every mutant on `settings.jobs` workers; equivalent ones (known, or the same bytecode) are not run."""
+    """Check every mutant on `settings.jobs` workers; equivalent ones (known, or the same bytecode) are not run.
+    `notify` hears the estimate of the run's time once the reference sweep is done."""
     settings.out.mkdir(parents=True, exist_ok=True)
     (settings.out / "logs").mkdir(exist_ok=True)
     syntaxes = index_syntaxes()
@@ -393,12 +478,21 @@ def mutation_check(
         else:
             to_run.append(mutant)
     swept: Reference | None = None
+    chosen = dict(served)
     if not settings.test_command and to_run:
         needed = {served[mutant.id] for mutant in to_run}
-        swept = reference(settings, None if None in needed or len(needed) > 1 else needed.pop())
+        union = settings.templates if None in needed else ",".join(
+            sorted({name for selection in needed if selection for name in selection.split(",")})
+        )
+        swept = reference(settings, union)
+        syntax_of = {name: syntax for syntax, names in syntaxes.items() for name in names}
+        chosen = {
+            mutant.id: narrowed(mutant, served[mutant.id], swept.trace, settings, syntax_of) for mutant in to_run
+        }
+        notify(estimate([chosen[mutant.id] for mutant in to_run], swept, settings))
     with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:
         for result in pool.map(
-            lambda mutant: check_mutant(mutant, settings, swept, served[mutant.id]), to_run
+            lambda mutant: check_mutant(mutant, settings, swept, chosen[mutant.id]), to_run
         ):
             results[result.id] = result
             progress(result)

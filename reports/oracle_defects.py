@@ -1,4 +1,5 @@
-"""Where llama.cpp itself is wrong: oracle readings compared with the truth of generated replies."""
+"""Where llama.cpp itself is wrong: oracle readings compared with the truth of generated replies, and oracle
+readings that break a structural check."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pandas as pd
 from reports.groups import error_head
 from reports.runs import Run, chunking_key
 from reports.show import request_json, session_request, show_command
+from reports.statuses import STRUCTURAL_CHECKS
 from reports.tables import markdown_table
 
 CLUSTER_COLUMNS = (
@@ -57,6 +59,21 @@ class Defect(str, Enum):
     DROPS_TEXT = "drops text"
     WRONG_CALL = "changes a call"
     ALTERS_TEXT = "alters text"
+    ARGUMENTS_NOT_OBJECT = "returns arguments that are not a JSON object"
+    OFF_SCHEMA = "returns a call the offered tools do not allow"
+    LEAKS_MARKER = "leaks a template marker"
+    PARALLEL_DISORDER = "returns parallel calls incomplete or out of order"
+
+
+STRUCTURAL_DEFECTS = dict(
+    zip(
+        STRUCTURAL_CHECKS,
+        (Defect.ARGUMENTS_NOT_OBJECT, Defect.OFF_SCHEMA, Defect.LEAKS_MARKER, Defect.PARALLEL_DISORDER),
+    )
+)
+FIELD_KINDS = {"content": "content", "reasoning_content": "reasoning"}
+INDEX = re.compile(r"\[\d+\]")
+OFFSET = re.compile(r" @\d+")
 
 
 @dataclass(frozen=True)
@@ -164,6 +181,32 @@ def truth_rows(run: Run) -> pd.DataFrame:
     return rows
 
 
+def structure_rows(run: Run) -> pd.DataFrame:
+    """One row per case whose oracle reading breaks a structural check (the 'whole' row first), with the
+    defect, the field it shows in and what broke."""
+    broken = run.rows[(run.rows[[f"oracle_{check}" for check in STRUCTURAL_CHECKS]] == 0).any(axis=1)].copy()
+    broken["_chunk"] = [chunking_key(chunking) for chunking in broken["chunking"]]
+    broken = (
+        broken.sort_values(["case_id", "_chunk"], kind="stable")
+        .drop_duplicates("case_id")
+        .drop(columns="_chunk")
+    )
+    details = [detail.partition(": ")[2] for detail in broken["oracle_structure_detail"]]
+    checks = [detail.partition(":")[0] for detail in broken["oracle_structure_detail"]]
+    fields = [INDEX.sub("[]", detail.split(" ", 1)[0]) for detail in details]
+    broken["defect"] = [STRUCTURAL_DEFECTS[check].value for check in checks]
+    broken["field"] = fields
+    broken["signature"] = [
+        error_head(OFFSET.sub("", INDEX.sub("[]", detail))) if check != "no_leakage" else OFFSET.sub("", detail)
+        for check, detail in zip(checks, details)
+    ]
+    broken["oracle_vs_truth"] = [
+        FIELD_KINDS.get(field, "calls") if check == "no_leakage" else "calls"
+        for check, field in zip(checks, fields)
+    ]
+    return broken
+
+
 def _edges(text: str) -> tuple[str, str]:
     """A text's leading and trailing whitespace."""
     stripped = text.strip()
@@ -210,16 +253,18 @@ def oracle_defects(run: Run, requests: bool = True) -> DefectReport:
     wherever it shows; its entry lists the templates and shapes it shows on.
     """
     rows = truth_rows(run)
-    if rows.empty:
-        return DefectReport(
-            counts=pd.DataFrame(columns=COUNT_COLUMNS), clusters=pd.DataFrame(columns=list(CLUSTER_COLUMNS))
-        )
     rows["signature"] = [
         signature(Defect(defect), field, json.loads(oracle), json.loads(truth))
         for defect, field, oracle, truth in zip(
             rows["defect"], rows["field"], rows["oracle_reading"], rows["truth"]
         )
     ]
+    structural = structure_rows(run)
+    rows = pd.concat([frame for frame in (rows, structural) if not frame.empty] or [rows], ignore_index=True)
+    if rows.empty:
+        return DefectReport(
+            counts=pd.DataFrame(columns=COUNT_COLUMNS), clusters=pd.DataFrame(columns=list(CLUSTER_COLUMNS))
+        )
     keys = ["defect", "field", "signature"]
     counts = (
         rows.groupby([*keys, "template", "shape"])
@@ -232,7 +277,7 @@ def oracle_defects(run: Run, requests: bool = True) -> DefectReport:
     rows["_length"] = rows["reply"].str.len()
     ordered = rows.sort_values([*keys, "_length", "case_id"], kind="stable")
     grouped = ordered.groupby(keys, sort=False)
-    clusters = grouped.first().reset_index()
+    clusters = ordered.drop_duplicates(keys).reset_index(drop=True)
     spans = grouped.agg(
         cases=("case_id", "nunique"),
         templates=("template", lambda names: ", ".join(sorted(set(names)))),
@@ -289,8 +334,9 @@ def defects_markdown(report: DefectReport, run: Run) -> str:
         "",
         (
             f"llama.cpp commit `{commit}` (as vendored by llama-cpp-python {version}), reasoning format "
-            f"`deepseek`. {cases} cases with truth are read otherwise than the message their template wrote; "
-            f"they make {len(report.clusters)} distinct defects."
+            f"`deepseek`. {cases} cases are read otherwise than the message their template wrote, or read into "
+            f"a message that breaks a structural check ({', '.join(STRUCTURAL_CHECKS)}); they make "
+            f"{len(report.clusters)} distinct defects."
         ),
         "",
         markdown_table(report.clusters[["defect", "field", "signature", "cases", "templates"]], 80),
@@ -322,7 +368,9 @@ def defects_markdown(report: DefectReport, run: Run) -> str:
             "",
             "The template meant:",
             "",
-            _fence(_pretty(cluster["meant"]), "json"),
+            _fence(_pretty(cluster["meant"]), "json")
+            if isinstance(cluster["meant"], str)
+            else "(not known: the corpus carries no truth for this reply)",
             "",
             "Known-divergence candidate for a parser that reads it as the template meant:",
             "",

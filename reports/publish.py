@@ -12,7 +12,7 @@ import pandas as pd
 from reports.coverage import Coverage, coverage, coverage_markdown
 from reports.divergences import Verdict, classify_run
 from reports.expectations import failing_rows
-from reports.groups import failure_groups, stream_groups
+from reports.groups import failure_groups, stream_groups, structure_groups
 from reports.html import page
 from reports.multiturn import multiturn_section
 from reports.oracle_defects import defects_markdown, oracle_defects
@@ -34,6 +34,21 @@ STREAM_COLUMNS = [
     "chunking",
     "case_id",
     "stream_detail",
+]
+STRUCTURE_COLUMNS = [
+    "rows",
+    "family",
+    "syntax",
+    "shapes",
+    "what",
+    "llama.cpp too",
+    "templates",
+    "cases",
+    "template",
+    "mode",
+    "chunking",
+    "case_id",
+    "structure_detail",
 ]
 GROUP_COLUMNS = [
     "rows",
@@ -91,6 +106,7 @@ def strict_section(verdict: Verdict) -> str:
 def report_markdown(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame) -> str:
     """The full markdown report: summary, distinct failures, per family/syntax/template tables, strictness."""
     streams = stream_groups(verdict.rows)
+    structures = structure_groups(verdict.rows)
     parts = [
         summary_markdown(run, verdict, "report.html"),
         *multiturn_section(run.directory, str(run.stamp.get("parser", ""))),
@@ -101,6 +117,10 @@ def report_markdown(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataF
         f"## Stream check failures ({len(streams)} distinct)",
         "",
         markdown_table(streams[STREAM_COLUMNS], WIDTH),
+        "",
+        f"## Structural check failures of the parser's readings ({len(structures)} distinct)",
+        "",
+        markdown_table(structures[STRUCTURE_COLUMNS], WIDTH),
         "",
     ]
     for by, shown in tables.shown.items():
@@ -145,6 +165,7 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
     written.append(write_csv(target / "failures.csv", failing_rows(verdict.rows, run.directory)))
     written.append(write_csv(target / "failure_groups.csv", groups))
     written.append(write_csv(target / "stream_failures.csv", stream_groups(verdict.rows)))
+    written.append(write_csv(target / "structure_failures.csv", structure_groups(verdict.rows)))
     written.append(
         write_json(
             target / "tables.json",
@@ -157,6 +178,7 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
                 },
                 "failures": records(groups[GROUP_COLUMNS]),
                 "stream_failures": records(stream_groups(verdict.rows)[STREAM_COLUMNS]),
+                "structure_failures": records(structure_groups(verdict.rows)[STRUCTURE_COLUMNS]),
                 "unexpected_matches": records(
                     verdict.unexpected[["case_id", "chunking", "template", "divergence"]]
                 ),

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
-from chatparity.model import ORACLE_FAILURES, PARSER_FAILURES, STREAM_CHECKS, Kind, Outcome
+from chatparity.model import ORACLE_FAILURES, PARSER_FAILURES, STREAM_CHECKS, STRUCTURAL_CHECKS, Kind, Outcome
 
-__all__ = ["MISMATCH_KINDS", "ORACLE_ERRORS", "PARSER_ERRORS", "STREAM_CHECKS", "Status", "outcome_label", "raw_status"]
+__all__ = [
+    "MISMATCH_KINDS",
+    "ORACLE_ERRORS",
+    "PARSER_ERRORS",
+    "STREAM_CHECKS",
+    "STRUCTURAL_CHECKS",
+    "Status",
+    "outcome_label",
+    "raw_status",
+    "structural_breaks",
+]
 
 
 class Status(str, Enum):
@@ -44,3 +55,13 @@ def raw_status(outcome: str) -> Status:
 def outcome_label(outcome: str, kind: str) -> str:
     """The outcome with its mismatch kind, e.g. 'mismatch:calls', the form baselines and diffs compare."""
     return f"{outcome}:{kind}" if outcome == Outcome.MISMATCH.value and kind else outcome
+
+
+def structural_breaks(row: Any) -> list[str]:
+    """The structural checks a row's parser reading breaks where llama.cpp's reading of it does not: those count
+    against the parser (where both break one, it is llama.cpp's defect, listed in oracle_defects.md)."""
+    return [
+        check
+        for check in STRUCTURAL_CHECKS
+        if getattr(row, check, None) == 0 and getattr(row, f"oracle_{check}", None) != 0
+    ]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from reports.divergences import Verdict, classify_run
+from reports.expectations import broken_checks
 from reports.groups import failure_groups, stream_groups
 from reports.runs import Run, load_run
 from reports.show import show_command
@@ -32,6 +33,8 @@ class Totals:
     partial: tuple[int, int]
     streamed: int
     stream_passes: dict[str, int]
+    stream_faults: dict[str, int]
+    stream_failing: int
     stale: int
 
 
@@ -44,6 +47,7 @@ def totals(verdict: Verdict) -> Totals:
     finished = rows["partial"] == 0
     mismatched = rows[rows["status"] == Status.MISMATCH.value]
     streamed = rows[(rows["chunking"] != "whole") & rows["consistent"].notna()]
+    faults = [broken_checks(row) for row in streamed.itertuples()]
     return Totals(
         rows=len(all_rows),
         supported=len(rows),
@@ -55,6 +59,8 @@ def totals(verdict: Verdict) -> Totals:
         partial=(int((is_match & ~finished).sum()), int((judged & ~finished).sum())),
         streamed=len(streamed),
         stream_passes={check: int((streamed[check] == 1).sum()) for check in STREAM_CHECKS},
+        stream_faults={check: sum(check in broken for broken in faults) for check in STREAM_CHECKS},
+        stream_failing=sum(bool(broken) for broken in faults),
         stale=len(verdict.stale),
     )
 
@@ -68,8 +74,16 @@ def headline(t: Totals) -> str:
         f"the {t.supported} read: match {rate(status['match'], judged)} of those not known to diverge; "
         f"new mismatches {status['mismatch']}; known divergences {status[Status.KNOWN.value]}; "
         f"unexpected matches {status[Status.UNEXPECTED_MATCH.value]}; parser errors {t.parser_errors}; "
-        f"oracle errors {t.oracle_errors}; finished {rate(*t.finished)}, partial {rate(*t.partial)}"
+        f"oracle errors {t.oracle_errors}; finished {rate(*t.finished)}, partial {rate(*t.partial)}; "
+        f"{stream_faults(t)}"
     )
+
+
+def stream_faults(t: Totals) -> str:
+    """The streamed rows that break a check against the parser (their snapshots or final reading depart from
+    llama.cpp's), by check."""
+    checks = ", ".join(f"{check.replace('_', ' ')} {t.stream_faults[check]}" for check in STREAM_CHECKS)
+    return f"streams failing {t.stream_failing} of {t.streamed} ({checks})"
 
 
 def worst_templates(rows: pd.DataFrame, count: int = 5) -> list[str]:
@@ -130,6 +144,7 @@ def summary_text(run: Run, verdict: Verdict, report: Path | None = None) -> str:
         f"new mismatches {status['mismatch']} ({kinds}); known divergences {status['known divergence']}",
         f"errors: oracle {t.oracle_errors}, parser {t.parser_errors}",
         f"streams: {t.streamed} streamed; passing {checks}",
+        stream_faults(t),
     ]
     if run.lost:
         lines.append(
@@ -175,6 +190,7 @@ def summary_markdown(run: Run, verdict: Verdict, report: str | None = None) -> s
                 "stale entries": t.stale,
                 "oracle errors": t.oracle_errors,
                 "parser errors": t.parser_errors,
+                "streams failing": stream_faults(t).removeprefix("streams failing "),
                 "unsupported": status["unsupported"],
             }
         ]

@@ -1,4 +1,5 @@
-"""Per family, syntax and template tables of a run: match rates per chunking, outcomes, stream checks."""
+"""Per family, syntax and template tables of a run: match rates per chunking, outcomes, stream and structural
+checks."""
 
 from __future__ import annotations
 
@@ -10,10 +11,21 @@ import pandas as pd
 from tabulate import tabulate
 
 from reports.runs import ordered_chunkings
-from reports.statuses import MISMATCH_KINDS, ORACLE_ERRORS, PARSER_ERRORS, STREAM_CHECKS, Status
+from reports.statuses import (
+    MISMATCH_KINDS,
+    ORACLE_ERRORS,
+    PARSER_ERRORS,
+    STREAM_CHECKS,
+    STRUCTURAL_CHECKS,
+    Status,
+)
 
 GROUPINGS = ("family", "syntax", "template")
 ALL = "(all)"
+SIDES = {"parser": "", "llama.cpp": "oracle_"}
+STRUCTURE_COLUMNS = tuple(
+    f"{prefix}{check}{suffix}" for prefix in SIDES.values() for check in STRUCTURAL_CHECKS for suffix in ("_judged", "")
+)
 STATUS_COLUMNS = {
     Status.MATCH: "match",
     Status.MISMATCH: "mismatch",
@@ -29,6 +41,7 @@ COUNT_COLUMNS = (
     *PARSER_ERRORS,
     "streamed",
     *STREAM_CHECKS,
+    *STRUCTURE_COLUMNS,
 )
 
 
@@ -54,6 +67,10 @@ def indicators(rows: pd.DataFrame) -> pd.DataFrame:
     flags["streamed"] = streamed.astype(int)
     for check in STREAM_CHECKS:
         flags[check] = (streamed & (rows[check] == 1)).astype(int)
+    for prefix in SIDES.values():
+        for check in STRUCTURAL_CHECKS:
+            flags[f"{prefix}{check}_judged"] = rows[f"{prefix}{check}"].notna().astype(int)
+            flags[f"{prefix}{check}"] = (rows[f"{prefix}{check}"] == 1).astype(int)
     return flags
 
 
@@ -146,6 +163,18 @@ def stream_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
     return table
 
 
+def structure_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per group: for the parser's and llama.cpp's finished readings, how many hold each structural check of
+    those it judges."""
+    sums = _with_total(counts.groupby(by, sort=True)[list(STRUCTURE_COLUMNS)].sum().reset_index(), by)
+    table = pd.DataFrame({by: sums[by]})
+    for side, prefix in SIDES.items():
+        for check in STRUCTURAL_CHECKS:
+            held, judged = sums[f"{prefix}{check}"], sums[f"{prefix}{check}_judged"]
+            table[f"{side} {check.replace('_', ' ')}"] = [ratio(int(h), int(j)) for h, j in zip(held, judged)]
+    return table
+
+
 def build_tables(rows: pd.DataFrame) -> Tables:
     """All tables of a run's classified rows (rows with a `status` column)."""
     counts = {by: count_rows(rows, by) for by in GROUPINGS}
@@ -154,6 +183,7 @@ def build_tables(rows: pd.DataFrame) -> Tables:
             "match": match_table(counts[by], by),
             "outcomes": outcome_table(counts[by], by),
             "stream": stream_table(counts[by], by),
+            "structure": structure_table(counts[by], by),
         }
         for by in GROUPINGS
     }

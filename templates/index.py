@@ -35,6 +35,9 @@ class TemplateEntry:
     object_arguments: bool = True
     system_role: bool = True
     writes_calls: bool = True
+    vocab: str = ""
+    vocab_exact: bool = False
+    split_markers: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """This entry as a plain dict (kwargs as an object of value lists)."""
@@ -42,6 +45,7 @@ class TemplateEntry:
         data["kwargs"] = {key: list(values) for key, values in self.kwargs}
         data["end_of_turn"] = list(self.end_of_turn)
         data["markers"] = list(self.markers)
+        data["split_markers"] = list(self.split_markers)
         return data
 
     @classmethod
@@ -53,6 +57,7 @@ class TemplateEntry:
         )
         fields["end_of_turn"] = tuple(data.get("end_of_turn", ()))
         fields["markers"] = tuple(data.get("markers", ()))
+        fields["split_markers"] = tuple(data.get("split_markers", ()))
         return cls(**fields)
 
 

@@ -23,3 +23,9 @@ def test_a_render_that_runs_too_long_names_the_template(monkeypatch: pytest.Monk
 def test_a_bounded_render_is_a_render_error_and_a_normal_one_is_unchanged() -> None:
     assert jinja_env.RenderBounds in jinja_env.RENDER_ERRORS
     assert jinja_env.render("a{{ x }}b", {"x": 1}) == "a1b"
+
+
+def test_a_template_that_recurses_without_end_is_a_render_error() -> None:
+    macro = "{% macro kind(spec) %}{% for t in spec %}{{ kind(t) }}{% endfor %}{% endmacro %}{{ kind('null') }}"
+    with pytest.raises(jinja_env.RENDER_ERRORS):
+        jinja_env.render(macro, {}, "recursive.jinja")

@@ -8,20 +8,24 @@ import pytest
 
 from chatparity.model import ToolMode
 from corpora.conversations import CALL_IDS, Conversation
-from corpora.planning import PlanError, checked_source, plan
+from corpora.planning import TYPED_TOOL_MODES, PlanError, checked_source, plan
 from corpora.tools import STANDARD_TOOLS
-from templates.index import load_index
+from templates.index import load_index, template_source
 
 
 def expected_count(profile: str) -> int:
-    """Sessions per profile from the index: thinking × kwargs sets × 5 tool modes × conversations."""
+    """Sessions per profile from the index: thinking × kwargs sets × 5 tool modes × conversations, the
+    typed-tools session in calling modes without kwargs, and enable_thinking switched through the kwargs of a
+    template with thinking tags that reads it."""
     total = 0
-    for entry in load_index().values():
+    standard = len(Conversation) - 1
+    for name, entry in load_index().items():
+        switched = bool(entry.think_start and entry.think_end) and "enable_thinking" in template_source(name)
         if profile == "full":
             settings = 1 + sum(len(values) for _, values in entry.kwargs)
-            total += 2 * settings * len(ToolMode) * len(Conversation)
+            total += 2 * settings * len(ToolMode) * standard + 2 * len(TYPED_TOOL_MODES) + 2 * standard * switched
         else:
-            total += 2 * (1 + len(entry.kwargs)) * len(ToolMode) + len(Conversation) - 1
+            total += 2 * (1 + len(entry.kwargs)) * len(ToolMode) + (standard - 1) + 1 + switched
     return total
 
 
@@ -56,8 +60,10 @@ def test_selection_by_glob_family_and_mode() -> None:
     auto = plan("quick", templates="Qwen-*", mode="think/auto")
     assert {item.session.mode.label for item in auto} == {"think/auto"}
     assert {item.session.conversation for item in auto} == {
-        conversation.value for conversation in Conversation
+        conversation.value for conversation in Conversation if conversation is not Conversation.TYPED_TOOLS
     }
+    parallel = plan("quick", templates="Qwen-*", mode="think/parallel")
+    assert {item.session.conversation for item in parallel} == {"single", "typed_tools"}
     with pytest.raises(PlanError, match="no template matches"):
         plan("quick", templates="no-such-*")
     with pytest.raises(PlanError, match="unknown profile"):

@@ -140,7 +140,7 @@ def test_counts_follow_the_product_rule() -> None:
     single_quick = catalog.count([p for p in planned if p.session.mode.label == "think/auto"
                                   and p.session.conversation == "single"], "quick")
     single_full = catalog.count(catalog.plan("full", templates="Qwen-Qwen3-0.6B.jinja", mode="think/auto")[:1], "full")
-    assert full.sessions == 4 and single_full.total > single_quick.total
+    assert full.sessions == 5 and single_full.total > single_quick.total
 
 
 def test_quick_profile_has_unwrapped_values_and_an_unknown_parameter_with_truth() -> None:

@@ -42,7 +42,9 @@ def test_the_session_the_harness_sends_fits_the_schema() -> None:
         session = json.loads(json.dumps(session_json(planned.session)))
         validator.validate(session)
         assert set(session) == set(SCHEMA["$defs"]["session"]["required"])
-        assert "kwargs" not in session and "enable_thinking" not in session["chat_template_kwargs"]
+        assert "kwargs" not in session
+        passed_as_kwarg = "enable_thinking" in session["chat_template_kwargs"]
+        assert passed_as_kwarg == ("enable_thinking=" in planned.session.mode.label)
 
 
 def test_a_maintainer_sweeps_the_example_records_expectations_and_passes(tmp_path: Path) -> None:

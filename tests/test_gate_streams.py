@@ -12,6 +12,8 @@ import pytest
 from chatparity import cli
 from harness import sweep_command
 from reports.diff import Change, classify_change
+from reports.statuses import STREAM_CHECKS
+from reports.summary import classify, summarize, summary_markdown, totals
 from tests.drill_support import GOOD_LINES, QWEN3
 
 pytestmark = pytest.mark.oracle
@@ -183,3 +185,24 @@ def test_the_full_baseline_fails_the_content_bug_as_regressions(runs: dict[str, 
 )
 def test_stream_checks_count_in_a_change(base: str | None, head: str, change: Change) -> None:
     assert classify_change(base, head) is change
+
+
+def headline_table(run: Path) -> str:
+    """The headline table of a run's summary.md (its first markdown table)."""
+    markdown = summary_markdown(*classify(run))
+    return markdown.split("\n\n")[2]
+
+
+@pytest.mark.parametrize("planted", PLANTED)
+def test_a_planted_stream_bug_changes_the_summary_headline(runs: dict[str, Path], planted: str) -> None:
+    clean, planted_headline = headline_table(runs["clean"]), headline_table(runs[planted])
+    assert "streams failing" in clean and clean != planted_headline
+    streamed = totals(classify(runs[planted])[1])
+    clean_totals = totals(classify(runs["clean"])[1])
+    assert all(streamed.stream_faults[check] >= clean_totals.stream_faults[check] for check in STREAM_CHECKS)
+    assert streamed.stream_faults != clean_totals.stream_faults
+    assert f"streams failing {streamed.stream_failing} of {streamed.streamed}" in summarize(runs[planted])
+
+
+def test_retracted_text_is_counted_as_monotonic_failures(runs: dict[str, Path]) -> None:
+    assert totals(classify(runs["retracting"])[1]).stream_faults["monotonic"] > 0

@@ -72,3 +72,25 @@ def test_the_quick_profile_streams_call_arguments_of_every_call_shape() -> None:
     assert len(long_call.text) > 64 and quick.applies("char3", long_call, "think/auto")
     assert not quick.applies("char3", long_call, "think/none")
     assert not quick.applies("char", long_call, "think/auto")
+
+
+def test_a_call_whose_schemas_vary_as_real_apis_streams_its_arguments() -> None:
+    (session,) = [s for s in plan("quick", QWEN3, None, "think/parallel") if s.session.conversation == "typed_tools"]
+    typed = shaped(replies(session, "quick"), "typed_call")
+    schema = next(t for t in session.session.tools if t["function"]["name"] == "book_trip")["function"]["parameters"]
+    kinds = {key for spec in schema["properties"].values() for key in spec} | {
+        key for spec in schema["properties"].values() for item in spec.get("anyOf", []) for key in item
+    }
+    assert {"enum", "const", "anyOf", "allOf", "items", "properties"} <= kinds
+    assert {"type": "null"} in schema["properties"]["return_date"]["anyOf"]
+    assert ["string", "null"] in [spec.get("type") for spec in schema["properties"].values()]
+    assert any(not spec for spec in schema["properties"].values())
+    assert typed.truth is not None and '"return_date": null' in typed.truth.tool_calls[0].arguments
+    assert rules_of("quick").applies("char3", typed, "think/parallel")
+
+
+def test_enable_thinking_switched_through_chat_template_kwargs() -> None:
+    (session,) = plan("quick", QWEN3, None, "think/none/enable_thinking=false")
+    assert session.session.enable_thinking and session.session.chat_template_kwargs == {"enable_thinking": False}
+    assert session.session.prompt is not None and session.session.prompt.endswith("<think>\n\n</think>\n\n")
+    assert not plan("quick", "Mistral-Small-3.2-24B-Instruct-2506.jinja", None, "*enable_thinking*")

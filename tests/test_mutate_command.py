@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chatparity import cli
-from harness.mutants import mutants_of
+from harness.mutants import enclosing_function, mutants_of
 
 PROJECT = Path(__file__).resolve().parent.parent
 QWEN3 = "Qwen-Qwen3-0.6B.jinja"
@@ -75,7 +75,9 @@ def test_wrong_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 @pytest.mark.oracle
-def test_a_python_mutant_is_swept_from_a_copy_and_killed_by_the_gate(tmp_path: Path) -> None:
+def test_a_python_mutant_is_swept_from_a_copy_and_killed_by_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     reply = PROJECT / "reply"
     mutants = mutants_of(reply, reply / "syntaxes" / "hermes.py")
     build = next(m for m in mutants if m.operator == "return" and "autoparser.build" in m.original)
@@ -90,4 +92,7 @@ def test_a_python_mutant_is_swept_from_a_copy_and_killed_by_the_gate(tmp_path: P
     assert checked["status"] == "killed" and checked["templates"] == QWEN3
     assert "regressions" in str(checked["reason"])
     assert (out / "baseline" / "outcomes.csv").is_file()
+    function = enclosing_function((reply / build.file).read_text(encoding="utf-8"), build.line)
+    assert QWEN3 in json.loads((out / "trace.json").read_text(encoding="utf-8"))[build.file][str(function)]
+    assert "estimate: 1 mutants to sweep over 1.0 templates each" in capsys.readouterr().out
     assert tree_digest(reply) == before

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from harness.mutants import Mutant, equivalent_by_bytecode, mutants_of, python_mutants, text_mutants
-from reports.mutate import divergences_of, sample, served_templates, template_selection
+from reports.mutate import (
+    Settings,
+    divergences_of,
+    narrowed,
+    sample,
+    served_templates,
+    spread,
+    template_selection,
+)
 
 SOURCE = '''"""A module docstring: never mutated."""
 
@@ -125,3 +134,22 @@ def test_known_divergences_are_read_from_the_project_snapshot(tmp_path: Path) ->
     run = SimpleNamespace(stamp={"expectations": "reports"})
     assert divergences_of(run, tmp_path) == tmp_path / "reports" / "known_divergences.toml"  # type: ignore[arg-type]
     assert divergences_of(SimpleNamespace(stamp={"expectations": None}), tmp_path) is None  # type: ignore[arg-type]
+
+
+def test_a_mutant_is_swept_over_the_templates_that_run_its_function(tmp_path: Path) -> None:
+    (tmp_path / "core.py").write_text("LIMIT = 1\n\n\ndef read(text):\n    return text[:LIMIT]\n", encoding="utf-8")
+    syntax_of = {"a1.jinja": "a", "a2.jinja": "a", "b1.jinja": "b", "c1.jinja": "c"}
+    in_function = Mutant("core.py", 5, 21, 5, 26, "constant", "LIMIT", "2")
+    at_import = Mutant("core.py", 1, 8, 1, 9, "constant", "1", "2")
+    trace = {"core.py": {1: {""}, 4: {"a1.jinja", "b1.jinja", "c1.jinja"}}}
+    settings = Settings(source=tmp_path, out=tmp_path / "out")
+    assert narrowed(in_function, None, trace, settings, syntax_of) == "a1.jinja,b1.jinja,c1.jinja"
+    assert narrowed(in_function, "a*", trace, settings, syntax_of) == "a1.jinja"
+    assert narrowed(at_import, None, trace, settings, syntax_of) is None
+    assert narrowed(in_function, None, {}, settings, syntax_of) is None
+    capped = replace(settings, max_templates=2)
+    two = narrowed(in_function, None, trace, capped, syntax_of)
+    assert two == narrowed(in_function, None, trace, capped, syntax_of) and len(two.split(",")) == 2
+    assert spread(["a1.jinja", "a2.jinja", "b1.jinja"], 2, "x", syntax_of) in (
+        ["a1.jinja", "b1.jinja"], ["a2.jinja", "b1.jinja"]
+    )

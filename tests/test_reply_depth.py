@@ -42,7 +42,8 @@ def test_arguments_nested_100000_deep_are_read_whole_and_streamed(template: str)
 
 def test_a_grammar_recursing_too_deep_is_refused_not_crashed(monkeypatch: pytest.MonkeyPatch) -> None:
     """A RecursionError inside a read (a recursive rule of some syntax) becomes Rejected; a stream refuses
-    that feed, every later one and its finish."""
+    that feed, every later one and its finish. (The feed opens a call: text that only lengthens open content
+    is read without running the grammar.)"""
     reader = reply.open(session("Qwen-Qwen3-0.6B.jinja", "nothink/auto"))
     stream = reader.stream()
     assert stream.feed("Hello").content == "Hello"
@@ -54,7 +55,7 @@ def test_a_grammar_recursing_too_deep_is_refused_not_crashed(monkeypatch: pytest
     with pytest.raises(reply.Rejected, match="nests deeper"):
         reader.parse("Hello there")
     with pytest.raises(reply.Rejected, match="nests deeper"):
-        stream.feed(" there")
+        stream.feed(" <tool_call>")
     monkeypatch.undo()
     with pytest.raises(reply.Rejected, match="nests deeper"):
         stream.feed("!")

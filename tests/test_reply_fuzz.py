@@ -93,3 +93,80 @@ def test_generated_replies_keep_every_promise(template: str) -> None:
         assert final is None or retraction(shown, final) == "", text
 
     check()
+
+
+def cut_reading(reader: reply.Reader, text: str) -> reply.Message | None:
+    """`parse(text, partial=True)`, None when refused."""
+    try:
+        return reader.parse(text, partial=True)
+    except reply.Rejected:
+        return None
+
+
+def streamed(reader: reply.Reader, chunks: list[str]) -> tuple[reply.Message | None, str]:
+    """A stream's last snapshot (None when its last feed is refused) and what it took back ('' when nothing)."""
+    stream, shown = reader.stream(), reply.Message()
+    last: reply.Message | None = shown
+    for chunk in chunks:
+        try:
+            last = stream.feed(chunk)
+        except reply.Rejected:
+            last = None
+            continue
+        taken = retraction(shown, last)
+        if taken:
+            return last, taken
+        shown = last
+    return last, ""
+
+
+def repeated_marker_starts(markers: tuple[str, ...], lead: str) -> list[str]:
+    """Cut replies ending with a marker start written again: `lead`, the start (or all) of a marker, then the
+    start of the same marker once more (e.g. '</</', '<tool_call><tool_call')."""
+    texts = []
+    for marker in markers:
+        for first in sorted({1, len(marker) // 2, len(marker)}):
+            for second in sorted({1, 2, len(marker) - 1} - {0}):
+                texts.append(lead + marker[:first] + marker[:second])
+    return texts
+
+
+REPEATED = [("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "Hello</</"),
+            ("GigaChat3-10B-A1.8B.jinja", "Hi<|message_sep|><|message_sep|>"),
+            ("Bielik-11B-v3.0-Instruct.jinja", "x</think>Hi<tool_call><tool_call>"),
+            ("MiniMax-M1.jinja", "Hello<tool_calls><tool_calls>"),
+            ("MiniMax-M2.jinja", "x</think>Hi<minimax:tool_call><minimax:tool_call>"),
+            ("MiniMax-M3.jinja", "Hello</invoke>]<]minimax[>[<]<]minimax[>[<"),
+            ("inclusionai-ling-3.0-flash.jinja", "<tool_call>get_weather<tool_call>"),
+            ("NVIDIA-Nemotron-Nano-v2.jinja", "x</think>Hi<T<TOOLCALL"),
+            ("NVIDIA-Nemotron-Nano-v2.jinja", "</</</"),
+            ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", "Hello<t<tool_call"),
+            ("ByteDance-Seed-OSS.jinja", "</seed:think><seed:tool_call><seed:tool_call>")]
+
+
+@pytest.mark.parametrize(("template", "text"), REPEATED)
+def test_cut_reply_ending_with_a_marker_start_again_reads_as_its_streams(template: str, text: str) -> None:
+    """A reply cut where a marker starts again right after its own start: every chunking's last snapshot
+    is `parse(partial=True)`, and no stream takes back what it showed."""
+    reader, _ = reader_and_pieces(template)
+    cut = cut_reading(reader, text)
+    chunkings = [[text[i:i + size] for i in range(0, len(text), size)] for size in (1, 2, 3, 5)]
+    chunkings += [[text[:split], text[split:]] for split in range(1, len(text))]
+    for chunks in chunkings:
+        last, taken = streamed(reader, chunks)
+        assert taken == "", (text, chunks, taken)
+        assert last == cut, (text, chunks, last, cut)
+
+
+@pytest.mark.parametrize("template", [names[0] for names in SYNTAX_TEMPLATES.values()])
+def test_every_marker_start_repeated_reads_as_its_streams(template: str) -> None:
+    """For each of the syntax's markers, replies (after text, and after a closed thought) cut inside that
+    marker's start written twice: the character-by-character and 3-character streams end on
+    `parse(partial=True)` and never take back."""
+    reader, _ = reader_and_pieces(template)
+    for text in [text for lead in ("Hello", "x</think>Hi") for text in repeated_marker_starts(reader.markers, lead)]:
+        cut = cut_reading(reader, text)
+        for size in (1, 3):
+            last, taken = streamed(reader, [text[i:i + size] for i in range(0, len(text), size)])
+            assert taken == "", (text, size, taken)
+            assert last == cut, (text, size, last, cut)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from reports_store_builder import StoreBuilder
 
+from reports.commands.diff import main as diff_main
 from reports.commands.gate import main as gate_main
 from reports.gate import read_baseline
 
@@ -155,3 +156,23 @@ def test_the_baseline_records_stream_departures_and_reads_them_back(tmp_path: Pa
         ("char", "match !clean,snapshot_parity"),
         ("split", "match"),
     ]
+
+
+def test_giving_up_a_known_divergence_is_a_regression_not_an_improvement(
+    tmp_path: Path, baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rule = tmp_path / "rule.toml"
+    rule.write_text('[[divergence]]\ntemplate = "a.jinja"\nkind = "calls"\nreason = "held back on purpose"\n')
+    head = run_with(tmp_path / "head", {**BASE, ("c2", "whole"): ("match", "")})
+    assert gate_main(["--baseline", str(baseline), "--divergences", str(rule), str(head)], PROG) == 1
+    out = capsys.readouterr().out
+    assert "1 regressions" in out and "0 improvements" in out
+    assert "case c2: mismatch:calls -> match" in out.split("REGRESSIONS")[1]
+    diff_rule = tmp_path / "expectations"
+    diff_rule.mkdir()
+    (diff_rule / "known_divergences.toml").write_text(rule.read_text())
+    base = run_with(tmp_path / "base2", BASE, expectations=str(diff_rule))
+    head = run_with(tmp_path / "head2", {**BASE, ("c2", "whole"): ("match", "")}, expectations=str(diff_rule))
+    assert diff_main([str(base), str(head)], "chatparity diff") == 1
+    out = capsys.readouterr().out
+    assert "### Regressions (1)" in out and "### Fixes" not in out

@@ -20,6 +20,7 @@ FILES = [
     "failures.csv",
     "failure_groups.csv",
     "stream_failures.csv",
+    "structure_failures.csv",
     "tables.json",
     "oracle_defects.md",
     "oracle_defects.json",

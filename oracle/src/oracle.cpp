@@ -1,10 +1,12 @@
 // chatparity-oracle: llama.cpp's own chat code (common/chat.h) behind a JSON-lines protocol.
 //
 // One request per line on stdin, one response per line on stdout, each carrying the request's "id".
-// Ops: info, render, parse, stream, and the test hooks crash and sleep. See oracle/client.py.
+// Ops: info, render, parse, stream, tokenize, detokenize, and the test hooks crash and sleep. See oracle/client.py.
 
 #include "chat.h"
 #include "common.h"
+#include "gguf.h"
+#include "llama.h"
 #include "log.h"
 
 #include <nlohmann/json.hpp>
@@ -15,6 +17,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -422,6 +426,165 @@ static json op_stream(const json & req) {
     return {{"steps", steps}, {"final", final_step}};
 }
 
+// A vocab-only model: a tokenizer GGUF, optionally with added tokens appended as user-defined tokens.
+struct model_deleter {
+    void operator()(llama_model * model) const { llama_model_free(model); }
+};
+
+static std::map<std::string, std::unique_ptr<llama_model, model_deleter>> g_vocabs;
+
+static std::vector<std::string> added_tokens_of(const json & req) {
+    std::vector<std::string> added;
+    if (!req.contains("added") || req.at("added").is_null()) {
+        return added;
+    }
+    if (!req.at("added").is_array()) {
+        throw request_error("field 'added' must be an array of strings");
+    }
+    for (const auto & token : req.at("added")) {
+        if (!token.is_string() || token.get<std::string>().empty()) {
+            throw request_error("field 'added' holds " + token.dump() + ", not a non-empty string");
+        }
+        added.push_back(token.get<std::string>());
+    }
+    return added;
+}
+
+// The GGUF at `path` with `added` appended to its token list (type user-defined, score 0), written to a
+// temporary file that the caller loads and removes.
+static std::string write_extended_vocab(const std::string & path, const std::vector<std::string> & added) {
+    gguf_init_params params = {/*no_alloc =*/ true, /*ctx =*/ nullptr};
+    gguf_context * ctx = gguf_init_from_file(path.c_str(), params);
+    if (ctx == nullptr) {
+        throw request_error("cannot read the vocab file '" + path + "'");
+    }
+    std::unique_ptr<gguf_context, void (*)(gguf_context *)> guard(ctx, gguf_free);
+    const int64_t tokens_key = gguf_find_key(ctx, "tokenizer.ggml.tokens");
+    if (tokens_key < 0) {
+        throw request_error("the vocab file '" + path + "' has no tokenizer.ggml.tokens");
+    }
+    const size_t n_tokens = gguf_get_arr_n(ctx, tokens_key);
+    std::vector<std::string> texts;
+    for (size_t i = 0; i < n_tokens; i++) {
+        texts.emplace_back(gguf_get_arr_str(ctx, tokens_key, i));
+    }
+    texts.insert(texts.end(), added.begin(), added.end());
+    std::vector<const char *> pointers;
+    for (const auto & text : texts) {
+        pointers.push_back(text.c_str());
+    }
+    gguf_set_arr_str(ctx, "tokenizer.ggml.tokens", pointers.data(), pointers.size());
+
+    const int64_t types_key = gguf_find_key(ctx, "tokenizer.ggml.token_type");
+    if (types_key >= 0) {
+        const int32_t * data = (const int32_t *) gguf_get_arr_data(ctx, types_key);
+        std::vector<int32_t> types(data, data + gguf_get_arr_n(ctx, types_key));
+        types.resize(n_tokens, LLAMA_TOKEN_TYPE_NORMAL);
+        types.insert(types.end(), added.size(), LLAMA_TOKEN_TYPE_USER_DEFINED);
+        gguf_set_arr_data(ctx, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types.data(), types.size());
+    }
+    const int64_t scores_key = gguf_find_key(ctx, "tokenizer.ggml.scores");
+    if (scores_key >= 0 && gguf_get_arr_type(ctx, scores_key) == GGUF_TYPE_FLOAT32) {
+        const float * data = (const float *) gguf_get_arr_data(ctx, scores_key);
+        std::vector<float> scores(data, data + gguf_get_arr_n(ctx, scores_key));
+        scores.resize(n_tokens, 0.0f);
+        scores.insert(scores.end(), added.size(), 0.0f);
+        gguf_set_arr_data(ctx, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, scores.data(), scores.size());
+    }
+    const char * tmpdir = std::getenv("TMPDIR");
+    std::string name = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/chatparity-vocab-XXXXXX";
+    std::vector<char> buffer(name.begin(), name.end());
+    buffer.push_back('\0');
+    const int fd = mkstemp(buffer.data());
+    if (fd < 0) {
+        throw std::runtime_error("cannot create a temporary vocab file in " + name);
+    }
+    close(fd);
+    if (!gguf_write_to_file(ctx, buffer.data(), /*only_meta =*/ true)) {
+        unlink(buffer.data());
+        throw std::runtime_error("cannot write the temporary vocab file " + std::string(buffer.data()));
+    }
+    return std::string(buffer.data());
+}
+
+// The vocab a request names (field 'vocab_path', plus 'added'), loaded once per process.
+static const llama_vocab * vocab_of(const json & req) {
+    const std::string path = field_or<std::string>(req, "vocab_path", "");
+    if (path.empty()) {
+        throw request_error("missing field 'vocab_path'");
+    }
+    const std::vector<std::string> added = added_tokens_of(req);
+    std::string key = path;
+    for (const auto & token : added) {
+        key += '\0' + token;
+    }
+    auto found = g_vocabs.find(key);
+    if (found == g_vocabs.end()) {
+        if (access(path.c_str(), R_OK) != 0) {
+            throw request_error("no readable vocab file at '" + path + "'");
+        }
+        const std::string file = added.empty() ? path : write_extended_vocab(path, added);
+        llama_model_params params = llama_model_default_params();
+        params.vocab_only = true;
+        llama_model * model = llama_model_load_from_file(file.c_str(), params);
+        if (!added.empty()) {
+            unlink(file.c_str());
+        }
+        if (model == nullptr) {
+            throw request_error("llama.cpp cannot load the vocab '" + path + "'");
+        }
+        found = g_vocabs.emplace(key, std::unique_ptr<llama_model, model_deleter>(model)).first;
+    }
+    return llama_model_get_vocab(found->second.get());
+}
+
+static std::string hex_of(const std::string & bytes) {
+    static const char digits[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : bytes) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    return out;
+}
+
+// As llama-server tokenizes a prompt: special tokens parsed as single tokens, no BOS/EOS added. Each token
+// comes with its piece (the bytes token_to_piece renders, in hex) and whether it is a special token
+// (control, user-defined or unknown: what parse_special matches as a whole).
+static json op_tokenize(const json & req) {
+    const llama_vocab * vocab = vocab_of(req);
+    const std::vector<llama_token> tokens = common_tokenize(vocab, text_of(req), false, true);
+    json ids = json::array();
+    json pieces = json::array();
+    json special = json::array();
+    const int special_attrs = LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED | LLAMA_TOKEN_ATTR_UNKNOWN;
+    for (llama_token token : tokens) {
+        ids.push_back(token);
+        pieces.push_back(hex_of(common_token_to_piece(vocab, token, true)));
+        special.push_back((llama_vocab_get_attr(vocab, token) & special_attrs) != 0);
+    }
+    return {{"tokens", ids}, {"pieces", pieces}, {"special", special}};
+}
+
+// The text of token ids, special tokens rendered (as common_detokenize with special = true).
+static json op_detokenize(const json & req) {
+    const llama_vocab * vocab = vocab_of(req);
+    const json & ids = field(req, "tokens");
+    if (!ids.is_array()) {
+        throw request_error("field 'tokens' must be an array of token ids");
+    }
+    const int32_t n_tokens = llama_vocab_n_tokens(vocab);
+    std::vector<llama_token> tokens;
+    for (const auto & id : ids) {
+        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= n_tokens) {
+            throw request_error("token " + id.dump() + " is not an id of this vocab (0.." +
+                                std::to_string(n_tokens - 1) + ")");
+        }
+        tokens.push_back(id.get<llama_token>());
+    }
+    return {{"text", common_detokenize(vocab, tokens, true)}};
+}
+
 static json dispatch(const json & req) {
     const std::string op = field_or<std::string>(req, "op", "");
     if (op == "info") {
@@ -436,6 +599,12 @@ static json dispatch(const json & req) {
     if (op == "stream") {
         return op_stream(req);
     }
+    if (op == "tokenize") {
+        return op_tokenize(req);
+    }
+    if (op == "detokenize") {
+        return op_detokenize(req);
+    }
     if (op == "crash") {
         std::abort();
     }
@@ -443,7 +612,7 @@ static json dispatch(const json & req) {
         std::this_thread::sleep_for(std::chrono::duration<double>(field_or<double>(req, "seconds", 0.0)));
         return json::object();
     }
-    throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, crash or sleep)");
+    throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, tokenize, detokenize, crash or sleep)");
 }
 
 static std::string respond(const std::string & line) {
@@ -472,6 +641,13 @@ static std::string respond(const std::string & line) {
     }
 }
 
+// llama.cpp's own log (model loading): errors only, to stderr.
+static void quiet_log(ggml_log_level level, const char * text, void *) {
+    if (level == GGML_LOG_LEVEL_ERROR) {
+        std::fputs(text, stderr);
+    }
+}
+
 int main() {
     // stdout is the protocol: keep a private handle on it and send everything else printed there to stderr.
     FILE * protocol = fdopen(dup(STDOUT_FILENO), "w");
@@ -482,6 +658,7 @@ int main() {
     setenv("TZ", "UTC", 1);
     tzset();
     common_log_set_verbosity_thold(LOG_LEVEL_ERROR);
+    llama_log_set(quiet_log, nullptr);
 
     std::string line;
     while (std::getline(std::cin, line)) {

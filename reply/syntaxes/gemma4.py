@@ -5,8 +5,6 @@ mapper turns into JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from reply.chat import CONTENT, REASONING, TOOL, TOOL_ARGS, TOOL_NAME, Call, ChatBuilder, Mapped, escape_inner
 from reply.peg import Node, Parser
 from reply.request import Request
@@ -38,34 +36,27 @@ def held_markers(template: Template, req: Request) -> list[str]:
     return []
 
 
-def _named(b: ChatBuilder, name: str, make: Callable[[], Parser]) -> Parser:
-    """A llama.cpp rule the mapper reads by name: a rule holding a node tagged with the same name (this
-    engine keeps rule nodes only above tags)."""
-    return b.rule(name, lambda: b.tag(name, make()))
+def _values(b: ChatBuilder) -> tuple[Parser, Parser]:
+    """gemma4-value and gemma4-dict with the rules under them, as tagged nodes the mapper reads by name; only
+    gemma4-value is a rule, the one the grammar recurses through."""
+    found: dict[str, Parser] = {}
 
-
-def _value(b: ChatBuilder) -> Parser:
-    """gemma4-value and the rules under it."""
-    ws = b.space()
-    string_content = _named(b, STRING_CONTENT, lambda: b.until(QUOTE))
-    string = _named(b, STRING, lambda: b.seq(QUOTE, string_content, QUOTE))
-    boolean = _named(b, BOOL, lambda: b.rule("json-bool", lambda: b.choice("true", "false")))
-    null = _named(b, NULL, lambda: b.rule("json-null", lambda: b.lit("null")))
-    number = _named(b, NUMBER, b.json_number)
-    key_name = _named(b, KEY_NAME, lambda: b.chars(lambda c: c not in ":}", 1, -1))
-    key = _named(b, KEY, lambda: b.seq(key_name, ":"))
-    member = _named(b, KEY_VALUE, lambda: b.seq(key, ws, _value(b)))
-
-    def dict_body() -> Parser:
+    def make_value() -> Parser:
+        value = b.rules[VALUE]
+        ws = b.space()
+        string = b.tag(STRING, b.seq(QUOTE, b.tag(STRING_CONTENT, b.until(QUOTE)), QUOTE))
+        boolean = b.tag(BOOL, b.choice("true", "false"))
+        null = b.tag(NULL, b.lit("null"))
+        number = b.tag(NUMBER, b.json_number())
+        key = b.tag(KEY, b.seq(b.tag(KEY_NAME, b.chars(lambda c: c not in ":}", 1, -1)), ":"))
+        member = b.tag(KEY_VALUE, b.seq(key, ws, value))
         members = b.seq(member, b.zero_or_more(b.seq(",", ws, member)))
-        return b.seq("{", ws, b.choice("}", b.seq(members, ws, "}")))
+        found[DICT] = b.tag(DICT, b.seq("{", ws, b.choice("}", b.seq(members, ws, "}"))))
+        elements = b.seq(value, b.zero_or_more(b.seq(",", ws, value)))
+        array = b.tag(ARRAY, b.seq("[", ws, b.choice("]", b.seq(elements, ws, "]"))))
+        return b.tag(VALUE, b.choice(string, found[DICT], array, number, boolean, null))
 
-    def array_body() -> Parser:
-        elements = b.seq(_value(b), b.zero_or_more(b.seq(",", ws, _value(b))))
-        return b.seq("[", ws, b.choice("]", b.seq(elements, ws, "]")))
-
-    return _named(b, VALUE, lambda: b.choice(string, _named(b, DICT, dict_body), _named(b, ARRAY, array_body),
-                                             number, boolean, null))
+    return b.rule(VALUE, make_value), found[DICT]
 
 
 def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
@@ -81,14 +72,14 @@ def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
     if not req.use_tools:
         content = b.rule("content", b.content(b.until(CHANNEL, CHANNEL_END)))
         return b.seq(start, b.one_or_more(b.rule("message", b.seq(thought, content))))
-    _value(b)
+    _, dictionary = _values(b)
     choices = []
     for tool in req.tools:
         name = tool["function"]["name"]
         opening = b.tool_open(b.seq(b.tool_name(b.lit(name)), b.peek(b.lit("{"))))
-        choices.append(b.rule(f"tool-{name}", b.tool(b.seq(opening, b.tool_args(b.rules[DICT])))))
-    tool_call = b.rule("tool-call", b.repeat(b.seq(f"{CALL_START}call:", b.choice(*choices), CALL_END),
-                                             1 if req.required else 0, -1 if req.parallel else 1))
+        choices.append(b.tool(b.seq(opening, b.tool_args(dictionary))))
+    tool_call = b.repeat(b.seq(f"{CALL_START}call:", b.choice(*choices), CALL_END),
+                         1 if req.required else 0, -1 if req.parallel else 1)
     if req.required:
         return b.seq(start, thought, tool_call)
     scan = b.rule("scan-to-toolcall", b.until(CALL_START))

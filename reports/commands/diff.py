@@ -106,8 +106,9 @@ def main(argv: list[str], prog: str) -> int:
             )
             return 2
         base, head = load_run(base_dir), load_run(head_dir)
-        diff = diff_runs(base, head, args.allow_pin_mismatch, args.allow_other_parser)
-    except (RunError, RevisionError, PinMismatch, ParserMismatch) as error:
+        head_rows = classify_run(head).rows
+        diff = diff_runs(base, head, args.allow_pin_mismatch, args.allow_other_parser, head_rows)
+    except (RunError, RevisionError, PinMismatch, ParserMismatch, DivergenceFileError) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
     for warning in diff.warnings:
@@ -129,11 +130,7 @@ def main(argv: list[str], prog: str) -> int:
     if counts["rows"] == counts[Change.NEW.value] + counts[Change.GONE.value]:
         print(f"{prog}: nothing compared: {base_dir} and {head_dir} share no row", file=sys.stderr)
         return 1
-    try:
-        failing_new = new_failures(diff, classify_run(head).rows)
-    except DivergenceFileError as error:
-        print(f"{prog}: {error}", file=sys.stderr)
-        return 2
+    failing_new = new_failures(diff, head_rows)
     if not failing_new.empty:
         print(f"{prog}: {len(failing_new)} new rows fail (a new mismatch, parser error or broken stream check)")
     return 1 if counts[Change.REGRESSION.value] or not failing_new.empty else 0

@@ -58,7 +58,8 @@ def report(result: GateResult, baseline_dir: Path, run_dir: Path) -> list[str]:
     ]
     if not regressions.empty:
         lines += [
-            "REGRESSIONS (matched in the baseline and no longer match, or break a stream check it did not):",
+            ("REGRESSIONS (matched in the baseline and no longer match, break a stream check they did not, or "
+             "match only by giving up a known divergence):"),
             *row_lines(regressions, run_dir),
         ]
     if not result.new_failures.empty:

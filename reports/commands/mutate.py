@@ -28,7 +28,10 @@ DESCRIPTION = (
     "constants, conditions, deleted calls, returns; line operators for other languages), apply each to a "
     "temporary copy of the source (never to the working tree), sweep the copy with the mutated module imported "
     "first, restricted to the templates the mutated code serves (a module under syntaxes/ named after an index "
-    "syntax serves that syntax's templates), and gate it against a sweep of the unmutated parser. A mutant is "
+    "syntax serves that syntax's templates; of those, the templates whose sessions call the function holding the "
+    "change, traced in a sweep of the unmutated parser's whole reads; at most --max-templates of them), and gate "
+    "it against a sweep of the unmutated parser; the time the run should take is printed once that sweep is "
+    "done. A mutant is "
     "killed when the gate fails. With --test-command, the command decides instead (non-zero exit: killed); "
     "{dir} is the mutated copy of --source, {out} a directory for its run, {templates} the served templates' "
     "globs; a Python copy is first on PYTHONPATH and CHATPARITY_MUTANT_DIR names its parent."
@@ -69,6 +72,12 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("-j", "--jobs", type=int, default=2, help="mutants checked at once (default: 2)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per mutant (default: 1800)")
+    parser.add_argument(
+        "--max-templates",
+        type=int,
+        help="sweep each mutant over at most this many of the templates whose sessions run its function, "
+        "spread over syntaxes (default: all of them; a nightly run: e.g. 4)",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument(
         "--out",
@@ -109,6 +118,8 @@ def checked(args: argparse.Namespace, snapshot_root: Path, prog: str) -> int:
     try:
         if not args.source.is_dir():
             raise MutationError(f"--source {args.source}: no such directory")
+        if args.max_templates is not None and args.max_templates < 1:
+            raise MutationError(f"--max-templates {args.max_templates}: must be at least 1")
         snapshot = Path(
             shutil.copytree(
                 args.source,
@@ -134,8 +145,11 @@ def checked(args: argparse.Namespace, snapshot_root: Path, prog: str) -> int:
             test_command=args.test_command,
             timeout=args.timeout,
             jobs=args.jobs,
+            max_templates=args.max_templates,
         )
-        results = mutation_check(mutants, settings, equivalents_file(args.equivalents), printed)
+        results = mutation_check(
+            mutants, settings, equivalents_file(args.equivalents), printed, lambda line: print(line, flush=True)
+        )
     except MutationError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2

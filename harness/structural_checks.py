@@ -1,0 +1,200 @@
+"""Structural checks of one finished reading: arguments are JSON objects that fit the offered tools' schemas, no
+template marker leaks into the message, and parallel calls come back whole and in the order written."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from chatparity.model import STRUCTURAL_CHECKS, Message, Reading, Reply, Session, ToolCall
+
+__all__ = ["STRUCTURAL_CHECKS", "Structure", "check_reading", "combined_structure", "tool_schemas"]
+
+
+@dataclass(frozen=True)
+class Structure:
+    """Which structural checks a reading holds (None: not judged) and the first one that broke ('' if none)."""
+
+    arguments_json: bool | None = None
+    arguments_schema: bool | None = None
+    no_leakage: bool | None = None
+    parallel_order: bool | None = None
+    detail: str = ""
+
+    def labelled(self, label: str) -> Structure:
+        """The same verdict with `label` (e.g. the cut point) after its detail."""
+        detail = f"{self.detail} ({label})" if self.detail and label else self.detail
+        return dataclasses.replace(self, detail=detail)
+
+    def columns(self, prefix: str = "") -> dict[str, Any]:
+        """The row columns of this verdict, each check as 1, 0 or None, named with `prefix`."""
+        values = {f"{prefix}{check}": as_flag(getattr(self, check)) for check in STRUCTURAL_CHECKS}
+        return {**values, f"{prefix}structure_detail": self.detail}
+
+
+def as_flag(value: bool | None) -> int | None:
+    """A verdict as a store column: 1 held, 0 broken, None not judged."""
+    return None if value is None else int(value)
+
+
+def tool_schemas(session: Session) -> dict[str, dict[str, Any] | None]:
+    """The offered tools by name, each with its parameters' JSON schema (None when that is no valid schema, so
+    only the tool's name is checked)."""
+    schemas: dict[str, dict[str, Any] | None] = {}
+    for tool in session.tools:
+        function = tool.get("function", tool)
+        schema = function.get("parameters") or {"type": "object"}
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.exceptions.SchemaError:
+            schema = None
+        schemas[str(function.get("name", ""))] = schema
+    return schemas
+
+
+def parsed_object(arguments: str) -> dict[str, Any] | str:
+    """Call arguments as a JSON object, or why they are not one."""
+    try:
+        value = json.loads(arguments)
+    except ValueError as error:
+        return f"not JSON ({error})"
+    if not isinstance(value, dict):
+        return f"a JSON {type(value).__name__}, not an object"
+    return value
+
+
+def arguments_json_break(calls: Sequence[ToolCall]) -> str | None:
+    """The first call whose arguments are not a JSON object."""
+    for index, call in enumerate(calls):
+        found = parsed_object(call.arguments)
+        if isinstance(found, str):
+            return f"arguments_json: tool_calls[{index}].arguments {call.arguments[:60]!r} is {found}"
+    return None
+
+
+def arguments_schema_break(
+    calls: Sequence[ToolCall], schemas: Mapping[str, dict[str, Any] | None]
+) -> str | None:
+    """The first call naming a tool that was not offered or whose arguments (where they parse) break its
+    schema."""
+    for index, call in enumerate(calls):
+        if call.name not in schemas:
+            offered = ", ".join(sorted(schemas)) or "none"
+            return (
+                f"arguments_schema: tool_calls[{index}].name {call.name!r} is not an offered tool ({offered})"
+            )
+        schema, arguments = schemas[call.name], parsed_object(call.arguments)
+        if schema is None or isinstance(arguments, str):
+            continue
+        error = jsonschema.exceptions.best_match(
+            jsonschema.Draft202012Validator(schema).iter_errors(arguments)
+        )
+        if error is not None:
+            where = "".join(f"[{part!r}]" for part in error.absolute_path)
+            return f"arguments_schema: tool_calls[{index}].arguments{where}: {error.message[:120]}"
+    return None
+
+
+def texts(reading: Message) -> list[tuple[str, str]]:
+    """Every text of a message a marker may leak into, each with its field path."""
+    found = [("content", reading.content), ("reasoning_content", reading.reasoning_content)]
+    for index, call in enumerate(reading.tool_calls):
+        found += [
+            (f"tool_calls[{index}].name", call.name),
+            (f"tool_calls[{index}].arguments", call.arguments),
+        ]
+    return found
+
+
+def leakage_break(reading: Message, truth: Message | None, markers: Sequence[str]) -> str | None:
+    """The first marker a text of the reading holds more often than the same text of the truth (a reply without
+    truth means no marker)."""
+    meant = dict(texts(truth)) if truth is not None else {}
+    for path, text in texts(reading):
+        for marker in markers:
+            count = text.count(marker)
+            if count > meant.get(path, "").count(marker):
+                at = text.index(marker)
+                return f"no_leakage: {path} holds marker {marker!r} @{at}"
+    return None
+
+
+def in_written_order(names: Sequence[str], text: str) -> bool:
+    """Whether the names occur in the text one after another, in this order."""
+    position = 0
+    for name in names:
+        found = text.find(name, position)
+        if found < 0:
+            return False
+        position = found + len(name)
+    return True
+
+
+def parallel_order_break(reading: Message, reply: Reply) -> str | None:
+    """Where parallel calls come back incomplete or out of order: against the truth when it has two calls or
+    more, else two calls or more read must be named in the reply in the order read."""
+    names = [call.name for call in reading.tool_calls]
+    truth = reply.truth
+    if truth is not None and len(truth.tool_calls) >= 2:
+        meant = [call.name for call in truth.tool_calls]
+        if names != meant:
+            return f"parallel_order: calls {names} read, {meant} written"
+        return None
+    if len(names) >= 2 and not in_written_order(names, reply.text):
+        return f"parallel_order: calls {names} are not named in the reply in this order"
+    return None
+
+
+def judged(reading: Message, reply: Reply) -> dict[str, bool]:
+    """Which checks apply to a reading of this reply: none that the reply breaks on purpose; the call checks
+    only where there are calls, and not on a cut reply (its last call may be unfinished)."""
+    calls = bool(reading.tool_calls) and not reply.partial
+    truth_calls = reply.truth is not None and len(reply.truth.tool_calls) >= 2
+    applies = {
+        "arguments_json": calls,
+        "arguments_schema": calls,
+        "no_leakage": True,
+        "parallel_order": not reply.partial and (len(reading.tool_calls) >= 2 or truth_calls),
+    }
+    return {check: applies[check] and check not in reply.exempt for check in STRUCTURAL_CHECKS}
+
+
+def check_reading(
+    reading: Reading, reply: Reply, schemas: Mapping[str, dict[str, Any] | None], markers: Sequence[str]
+) -> Structure:
+    """The four structural checks of one finished reading of `reply` (a rejection is judged by none)."""
+    if not isinstance(reading, Message):
+        return Structure()
+    applies = judged(reading, reply)
+    wanted = [marker for marker in dict.fromkeys(markers) if marker]
+    breaks = {
+        "arguments_json": arguments_json_break(reading.tool_calls) if applies["arguments_json"] else None,
+        "arguments_schema": arguments_schema_break(reading.tool_calls, schemas)
+        if applies["arguments_schema"]
+        else None,
+        "no_leakage": leakage_break(reading, reply.truth, wanted) if applies["no_leakage"] else None,
+        "parallel_order": parallel_order_break(reading, reply) if applies["parallel_order"] else None,
+    }
+    return Structure(
+        **{check: (breaks[check] is None) if applies[check] else None for check in STRUCTURAL_CHECKS},
+        detail=next((found for found in breaks.values() if found), ""),
+    )
+
+
+def combined_structure(verdicts: Sequence[Structure]) -> Structure:
+    """The checks of several readings (one per stream of a chunking): each held by all judged, the first broken
+    named."""
+
+    def every(values: list[bool | None]) -> bool | None:
+        known = [value for value in values if value is not None]
+        return all(known) if known else None
+
+    return Structure(
+        **{check: every([getattr(verdict, check) for verdict in verdicts]) for check in STRUCTURAL_CHECKS},
+        detail=next((verdict.detail for verdict in verdicts if verdict.detail), ""),
+    )

@@ -1,0 +1,108 @@
+"""A stream's fast path (a read lengthened without parsing where the parse proves only an open span grows,
+`reply.growth`) shows byte for byte what parsing every feed shows: on every syntax's own replies, long replies
+and generated ones, in several chunkings. REPLY_FAST_EXAMPLES sets the generated replies per syntax."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import reply
+from reply.reader import Stream
+from reply.syntaxes import Syntax
+from templates.index import load_index
+from tests.reply_support import SYNTAX_TEMPLATES, replies, sessions, written_turn
+
+EXAMPLES = int(os.environ.get("REPLY_FAST_EXAMPLES", "12"))
+TEMPLATES = [names[0] for names in SYNTAX_TEMPLATES.values()]
+DEFAULT_MAPPER = Syntax.__dataclass_fields__["mapper"].default
+FRAGMENTS = ['{"name": "get_weather", "arguments": ', '{"city": "Rio", "days": 4}', '{"city": ', '"Rio"', "4",
+             "three", "[", "]", "{", "}", '"', ",", ":", "\\", "\n", " ", "Hello world", "get_weather", "city",
+             "true", "null", "=", ">", "<", "</", "\n\n", "functions.", "a long run of plain words "]
+
+
+def outcome(action, *args) -> object:
+    """What a stream call returns: the message with its call ids, or the refusal's reason."""
+    try:
+        message = action(*args)
+    except reply.Rejected as refusal:
+        return ("rejected", refusal.reason)
+    return (message.reasoning_content, message.content, message.tool_calls)
+
+
+def parsing(session) -> reply.Reader:
+    """A reader of the session whose streams parse every feed and replay on their own (not `fast`)."""
+    reader = reply.open(session)
+    reader.fast = False
+    return reader
+
+
+def both_ways(reader: reply.Reader, slow_reader: reply.Reader, text: str,
+              size: int) -> tuple[list[object], list[object], int]:
+    """Every snapshot and the finish of a fast and of a parsing stream fed `size` characters at a time, then
+    both readers' whole and cut parses of `text`, and how many feeds took the fast path."""
+    fast, slow = Stream(reader), Stream(slow_reader)
+    shown: tuple[list[object], list[object]] = ([], [])
+    taken = 0
+    for start in range(0, len(text), size):
+        chunk = text[start:start + size]
+        ready = fast.reading.growth is not None and fast.reading.growth.takes(chunk)
+        shown[0].append(outcome(fast.feed, chunk))
+        shown[1].append(outcome(slow.feed, chunk))
+        taken += ready and fast.refusal is None
+    shown[0].append(outcome(fast.finish))
+    shown[1].append(outcome(slow.finish))
+    for partial in (False, True):
+        shown[0].append(outcome(reader.parse, text, partial))
+        shown[1].append(outcome(slow_reader.parse, text, partial))
+    return shown[0], shown[1], taken
+
+
+def long_replies(s) -> list[str]:
+    """The template's own call turn with long reasoning, content and arguments (a long string, a long list)."""
+    big = {"city": "Rio de Janeiro " * 40, "days": 4, "notes": ["a note", "b"] * 20}
+    turns = [written_turn(s, [("get_weather", big)], content="Let me check the weather. " * 20,
+                          reasoning="I should look it up first. " * 20),
+             written_turn(s, [("run_code", {"language": "python", "code": "print('hi')\n" * 30})])]
+    return [turn for turn in turns if turn]
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_fast_stream_shows_what_parsing_every_feed_shows(template: str) -> None:
+    """Own replies (whole and cut) and long replies, fed 1, 2 and 7 characters at a time; the fast path runs
+    wherever the syntax maps with llama.cpp's common mapper (the ones with their own mappers never take it)."""
+    taken = 0
+    for s in sessions(template)[:3]:
+        reader, slow_reader = reply.open(s), parsing(s)
+        texts = [text for text, _ in replies(s)] + long_replies(s)
+        for text in texts:
+            for size in (1, 2, 7):
+                fast, slow, count = both_ways(reader, slow_reader, text, size)
+                taken += count
+                for index, (mine, parsed) in enumerate(zip(fast, slow)):
+                    assert mine == parsed, f"{template} {s.mode.label}: feed {index} of {size}: {text!r}"
+    if reader.syntax.mapper is DEFAULT_MAPPER:
+        assert taken > 0, f"{template}: no feed took the fast path"
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_fast_stream_matches_on_generated_replies(template: str) -> None:
+    """Replies made of the syntax's own markers, JSON and prose, in random chunks."""
+    reader, slow_reader = reply.open(sessions(template)[0]), parsing(sessions(template)[0])
+    starts = reader.syntax.call_starts(reader.template, reader.request)
+    own = [*reader.markers, *starts, *load_index()[template].markers]
+    pieces = tuple(dict.fromkeys([piece for piece in own if piece] + FRAGMENTS))
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(parts=st.lists(st.sampled_from(pieces), max_size=16), size=st.integers(1, 5))
+    def check(parts: list[str], size: int) -> None:
+        text = "".join(parts)
+        fast, slow, _ = both_ways(reader, slow_reader, text, size)
+        assert fast == slow, json.dumps(text)
+
+    check()

@@ -1,0 +1,308 @@
+"""Structural checks of finished readings (arguments JSON, schema, leakage, parallel order), the whitespace kind,
+and how the reports, the oracle defects and the gate use them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from reports_store_builder import StoreBuilder
+
+from chatparity.model import Kind, Message, Mode, Rejection, Reply, Session, ToolCall, ToolMode
+from corpora.corpus_file import CorpusFileError, read_line
+from harness.compare import compare
+from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
+from reports.commands.gate import main as gate_main
+from reports.diff import Change, check_counts, classify_change, diff_markdown, diff_runs
+from reports.divergences import classify_run
+from reports.gate import read_baseline
+from reports.oracle_defects import Defect, defects_markdown, oracle_defects
+from reports.runs import load_run
+from reports.tables import build_tables
+
+SCHEMAS = {
+    "get_weather": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"],
+    },
+    "get_time": {"type": "object", "properties": {}},
+}
+MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>", "<|im_end|>")
+WEATHER = ToolCall("get_weather", '{"city": "Rio", "days": 4}')
+TIME = ToolCall("get_time", "{}")
+SESSION = Session("t.jinja", "", "0" * 64, "", "", Mode(False, ToolMode.AUTO), "single", ())
+TEXT = '<tool_call>{"name": "get_weather"}</tool_call><tool_call>{"name": "get_time"}</tool_call>'
+
+
+def reply(
+    text: str = TEXT, truth: Message | None = None, partial: bool = False, exempt: tuple[str, ...] = ()
+) -> Reply:
+    """A reply of the tests."""
+    return Reply(text, partial, "test", "shape", truth, "", exempt)
+
+
+def checked(reading: Message | Rejection, of: Reply | None = None) -> Structure:
+    """The structural checks of a reading against the test tools and markers."""
+    return check_reading(reading, of or reply(), SCHEMAS, MARKERS)
+
+
+def test_a_good_reading_holds_every_check() -> None:
+    found = checked(Message("Sure.", "Weather first.", (WEATHER, TIME)))
+    assert found == Structure(True, True, True, True, "")
+
+
+@pytest.mark.parametrize("arguments", ['{"city": "Rio"', "[1, 2]", '"Rio"', "", '{"city": "Rio"} trailing'])
+def test_arguments_that_are_not_a_json_object_break_arguments_json(arguments: str) -> None:
+    found = checked(Message(tool_calls=(ToolCall("get_weather", arguments),)))
+    assert found.arguments_json is False and found.detail.startswith(
+        "arguments_json: tool_calls[0].arguments"
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "where"),
+    [
+        (
+            ToolCall("launch_rocket", '{"target": "moon"}'),
+            "tool_calls[0].name 'launch_rocket' is not an offered",
+        ),
+        (ToolCall("get_weather", '{"city": "Rio", "days": "4"}'), "tool_calls[0].arguments['days']"),
+        (ToolCall("get_weather", '{"days": 4}'), "'city' is a required property"),
+    ],
+)
+def test_a_call_off_the_schema_breaks_arguments_schema(call: ToolCall, where: str) -> None:
+    found = checked(Message(tool_calls=(call,)))
+    assert found.arguments_schema is False and where in found.detail
+    assert found.arguments_json is True
+
+
+def test_a_reply_marked_as_a_deliberate_violation_is_not_judged_by_that_check() -> None:
+    bad = Message(tool_calls=(ToolCall("launch_rocket", '{"target": "moon"'),))
+    found = checked(bad, reply(exempt=("arguments_schema",)))
+    assert found.arguments_schema is None and found.arguments_json is False
+
+
+@pytest.mark.parametrize(
+    "reading",
+    [
+        Message("Hello<|im_end|>"),
+        Message("", "I think</think>"),
+        Message(tool_calls=(ToolCall("<tool_call>get_weather", '{"city": "Rio"}'),)),
+        Message(tool_calls=(ToolCall("get_weather", '{"city": "Rio</tool_call>"}'),)),
+    ],
+)
+def test_a_marker_in_any_text_breaks_no_leakage(reading: Message) -> None:
+    found = checked(reading)
+    assert found.no_leakage is False and ("no_leakage:" in found.detail or found.arguments_schema is False)
+
+
+def test_a_marker_the_truth_holds_in_the_same_field_is_no_leak() -> None:
+    quoted = Message("Write <tool_call> to call a tool.")
+    assert checked(quoted, reply(truth=quoted)).no_leakage is True
+    assert checked(quoted, reply(truth=Message("", "Write <tool_call> to call a tool."))).no_leakage is False
+    twice = Message("Write <tool_call> to call a tool.<tool_call>")
+    assert checked(twice, reply(truth=quoted)).no_leakage is False
+
+
+def test_parallel_calls_out_of_the_written_order_or_incomplete_break_parallel_order() -> None:
+    truth = Message(tool_calls=(WEATHER, TIME))
+    assert checked(Message(tool_calls=(WEATHER, TIME)), reply(truth=truth)).parallel_order is True
+    swapped = checked(Message(tool_calls=(TIME, WEATHER)), reply(truth=truth))
+    assert swapped.parallel_order is False and "['get_time', 'get_weather'] read" in swapped.detail
+    assert checked(Message(tool_calls=(WEATHER,)), reply(truth=truth)).parallel_order is False
+
+
+def test_without_truth_parallel_calls_must_be_named_in_the_reply_in_the_order_read() -> None:
+    assert checked(Message(tool_calls=(WEATHER, TIME))).parallel_order is True
+    assert checked(Message(tool_calls=(TIME, WEATHER))).parallel_order is False
+    assert checked(Message(tool_calls=(WEATHER,))).parallel_order is None
+
+
+def test_a_cut_reply_is_judged_for_leakage_only_and_a_rejection_by_nothing() -> None:
+    cut = checked(Message("<|im_end|>", tool_calls=(ToolCall("get_weather", '{"ci'),)), reply(partial=True))
+    assert (cut.arguments_json, cut.arguments_schema, cut.parallel_order, cut.no_leakage) == (
+        None,
+        None,
+        None,
+        False,
+    )
+    assert checked(Rejection("no")) == Structure()
+
+
+def test_streams_combine_each_check_and_name_the_first_break() -> None:
+    good, bad = Structure(True, None, True, None), Structure(False, None, True, None, "arguments_json: x")
+    assert combined_structure([good, bad]) == Structure(False, None, True, None, "arguments_json: x")
+    assert combined_structure([good, good]) == good
+    assert good.columns("oracle_")["oracle_arguments_json"] == 1
+    assert good.columns()["arguments_schema"] is None
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "kind"),
+    [
+        (Message("Hi there"), Message("Hi there\n"), Kind.WHITESPACE),
+        (Message("Hi there", " I think. "), Message("Hi there", "I think."), Kind.WHITESPACE),
+        (Message("Hi there"), Message("Hithere"), Kind.WHITESPACE),
+        (
+            Message(tool_calls=(ToolCall("f", '{"code": "a b"}'),)),
+            Message(tool_calls=(ToolCall("f", '{"code": "a  b"}'),)),
+            Kind.WHITESPACE,
+        ),
+        (Message("Hi there"), Message("Hi there!"), Kind.CONTENT),
+        (Message("Hi", "x"), Message("Hi ", "y"), Kind.CONTENT),
+        (Message("Hi"), Rejection("no"), Kind.REJECTS),
+    ],
+)
+def test_whitespace_only_differences_have_their_own_kind(
+    expected: Message, actual: Message, kind: Kind
+) -> None:
+    found = compare(expected, actual)
+    assert found is not None and found.kind is kind
+
+
+def test_json_whitespace_between_tokens_is_no_difference_at_all() -> None:
+    left = Message(tool_calls=(ToolCall("f", '{"a": 1}'),))
+    assert compare(left, Message(tool_calls=(ToolCall("f", '{"a":1}'),))) is None
+
+
+LEAK = "no_leakage: content holds marker '<|im_end|>' @5"
+
+
+def structural_run(directory: Path) -> Path:
+    """Cases where llama.cpp leaks a marker, as the parser does (c1 without truth, c2 longer with one), the parser
+    alone breaks a call's arguments (c3), and one clean case (c4)."""
+    builder = StoreBuilder(directory)
+    leaked = json.dumps({"content": "Hello<|im_end|>", "reasoning_content": "", "tool_calls": []})
+    meant = json.dumps({"content": "Hello and a longer reply", "reasoning_content": "", "tool_calls": []})
+    for case, text, truth in (
+        ("c1", "Hello<|im_end|>", None),
+        ("c2", "Hello<|im_end|> and a longer reply", meant),
+    ):
+        for chunking in ("whole", "char"):
+            builder.row(
+                case,
+                "a.jinja",
+                chunking,
+                reply=text,
+                truth=truth,
+                oracle_reading=leaked,
+                parser_reading=leaked,
+                no_leakage=0,
+                oracle_no_leakage=0,
+                structure_detail=LEAK,
+                oracle_structure_detail=LEAK,
+            )
+    builder.row(
+        "c3",
+        "a.jinja",
+        "whole",
+        "mismatch",
+        "calls",
+        arguments_json=0,
+        oracle_arguments_json=1,
+        no_leakage=1,
+        oracle_no_leakage=1,
+        structure_detail="arguments_json: tool_calls[0].arguments '{' is not JSON",
+    )
+    builder.row("c4", "a.jinja", "whole", no_leakage=1, oracle_no_leakage=1)
+    return builder.write()
+
+
+def test_a_structural_break_of_the_oracle_is_listed_as_an_oracle_defect_with_a_reproducer(
+    tmp_path: Path,
+) -> None:
+    run = load_run(structural_run(tmp_path / "run"))
+    report = oracle_defects(run, requests=False)
+    assert len(report.clusters) == 1
+    cluster = report.clusters.iloc[0]
+    assert cluster["defect"] == Defect.LEAKS_MARKER.value and cluster["field"] == "content"
+    assert cluster["signature"] == "content holds marker '<|im_end|>'"
+    assert cluster["cases"] == 2 and cluster["case_id"] == "c1" and cluster["reply"] == "Hello<|im_end|>"
+    markdown = defects_markdown(report, run)
+    assert "llama.cpp leaks a template marker in content" in markdown
+    assert "chatparity show c1" in markdown and "not known: the corpus carries no truth" in markdown
+
+
+def test_the_tables_count_each_check_for_the_parser_and_llama_cpp(tmp_path: Path) -> None:
+    run = load_run(structural_run(tmp_path / "run"))
+    table = build_tables(classify_run(run, None).rows).shown["template"]["structure"]
+    total = table[table["template"] == "(all)"].iloc[0]
+    assert total["parser no leakage"] == "2/6" and total["llama.cpp no leakage"] == "2/6"
+    assert total["parser arguments json"] == "0/1" and total["llama.cpp arguments json"] == "1/1"
+    assert total["parser parallel order"] == "–"
+
+
+def test_a_structural_break_only_the_parser_makes_is_labelled_and_gated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = tmp_path / "baseline"
+    assert (
+        gate_main(["--baseline", str(baseline), "--update", str(structural_run(tmp_path / "run"))], "gate")
+        == 0
+    )
+    lines = (baseline / "outcomes.csv").read_text().splitlines()
+    assert "a.jinja,nothink/none,roundtrip,plain,whole,mismatch:calls !arguments_json,c3" in lines
+    assert "a.jinja,nothink/none,roundtrip,plain,whole char,match,c1" in lines
+    assert set(read_baseline(baseline).outcomes["outcome"]) == {"match", "mismatch:calls !arguments_json"}
+    old = tmp_path / "old"
+    builder = StoreBuilder(old)
+    builder.row("c3", "a.jinja", "whole", "mismatch", "calls")
+    assert (
+        gate_main(["--baseline", str(tmp_path / "old-baseline"), "--update", str(builder.write())], "gate")
+        == 0
+    )
+    capsys.readouterr()
+    head = StoreBuilder(tmp_path / "head")
+    head.row("c3", "a.jinja", "whole", "mismatch", "calls", arguments_json=0, oracle_arguments_json=1)
+    assert gate_main(["--baseline", str(tmp_path / "old-baseline"), str(head.write())], "gate") == 1
+    printed = capsys.readouterr().out
+    assert "REGRESSIONS" in printed and "mismatch:calls -> mismatch:calls !arguments_json" in printed
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "change"),
+    [
+        ("mismatch:calls", "mismatch:calls !arguments_schema", Change.REGRESSION),
+        ("match", "match !no_leakage", Change.REGRESSION),
+        ("mismatch:calls !parallel_order", "mismatch:calls", Change.FIX),
+        ("mismatch:content", "mismatch:whitespace", Change.KIND_CHANGE),
+    ],
+)
+def test_structural_checks_count_in_a_change(base: str, head: str, change: Change) -> None:
+    assert classify_change(base, head) is change
+
+
+def test_the_diff_counts_the_structural_breaks_of_each_run(tmp_path: Path) -> None:
+    base = StoreBuilder(tmp_path / "base")
+    base.row("c3", "a.jinja", "whole", "mismatch", "calls")
+    head = StoreBuilder(tmp_path / "head")
+    head.row("c3", "a.jinja", "whole", "mismatch", "calls", arguments_json=0, oracle_arguments_json=1)
+    diff = diff_runs(load_run(base.write()), load_run(head.write()))
+    counts = check_counts(diff).set_index("check")
+    assert (counts.at["arguments_json", "base"], counts.at["arguments_json", "head"]) == (0, 1)
+    assert diff.of(Change.REGRESSION)["head"].tolist() == ["mismatch:calls !arguments_json"]
+    assert "Structural checks the parser breaks" in diff_markdown(diff, "base", "head")
+
+
+def test_a_corpus_file_line_marks_the_checks_its_reply_breaks_on_purpose(tmp_path: Path) -> None:
+    line = {"id": "x", "template": "t.jinja", "thinking": False, "tools": "auto", "kwargs": {}, "reply": "r"}
+    line["partial"] = False
+    read = read_line(tmp_path / "c.jsonl", 1, json.dumps({**line, "exempt": ["arguments_schema"]}))
+    assert read.as_reply().exempt == ("arguments_schema",)
+    assert read_line(tmp_path / "c.jsonl", 1, json.dumps(line)).as_reply().exempt == ()
+    with pytest.raises(CorpusFileError, match="exempt\\[0\\].*expected one of arguments_json"):
+        read_line(tmp_path / "c.jsonl", 1, json.dumps({**line, "exempt": ["schema"]}))
+
+
+def test_a_tool_without_a_valid_schema_has_only_its_name_checked() -> None:
+    tools = ({"type": "function", "function": {"name": "odd", "parameters": {"type": "nonsense"}}},)
+    session = dataclasses.replace(SESSION, tool_defs=tools)
+    schemas = tool_schemas(session)
+    assert schemas == {"odd": None}
+    reading = Message(tool_calls=(ToolCall("odd", '{"a": 1}'),))
+    assert check_reading(reading, reply(), schemas, MARKERS).arguments_schema is True
+    other = Message(tool_calls=(ToolCall("even", '{"a": 1}'),))
+    assert check_reading(other, reply(), schemas, MARKERS).arguments_schema is False

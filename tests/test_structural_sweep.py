@@ -1,0 +1,113 @@
+"""A sweep stores the structural checks of both readings; a parser that breaks one where llama.cpp holds it
+fails the gate, and a clean run passes it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from chatparity import cli
+from harness import sweep_command
+from tests.drill_support import QWEN3
+
+pytestmark = pytest.mark.oracle
+
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rio", "days": 3}}\n</tool_call>'
+LINES = (
+    {
+        "id": "structure-call",
+        "template": QWEN3,
+        "thinking": True,
+        "tools": "auto",
+        "kwargs": {},
+        "reply": "<think>\nWeather.\n</think>\n\n" + CALL,
+        "partial": False,
+    },
+    {
+        "id": "structure-plain",
+        "template": QWEN3,
+        "thinking": True,
+        "tools": "auto",
+        "kwargs": {},
+        "reply": "Hello.",
+        "partial": False,
+    },
+)
+OTHER_PARSER = ("--allow-other-parser", "--allow-pin-mismatch", "--divergences", "/dev/null")
+
+
+def sweep(out: Path, corpus: Path, cache: Path, parser: str) -> None:
+    """A one-template sweep of the corpus, whole and a character at a time."""
+    argv = [
+        "--profile",
+        "full",
+        "--corpus",
+        str(corpus),
+        "--templates",
+        QWEN3,
+        "--mode",
+        "think/auto",
+        "--chunking",
+        "whole,char",
+        "--out",
+        str(out),
+        "--oracle-cache",
+        str(cache),
+        "--parser",
+        parser,
+        "-n",
+        "0",
+    ]
+    sweep_command.main(argv, prog="chatparity sweep")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A clean run, a run of the planted parser, and a baseline written from the clean run."""
+    directory = tmp_path_factory.mktemp("structure")
+    corpus = directory / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(line) + "\n" for line in LINES), encoding="utf-8")
+    made = {
+        "clean": directory / "clean",
+        "planted": directory / "planted",
+        "baseline": directory / "baseline",
+    }
+    sweep(made["clean"], corpus, directory / "cache", "reply")
+    sweep(made["planted"], corpus, directory / "cache", "tests.structure_parsers:calls_renaming")
+    assert cli.main(["gate", "--baseline", str(made["baseline"]), "--update", str(made["clean"])]) == 0
+    return made
+
+
+def checks(run: Path) -> dict[tuple[str, str], tuple[object, ...]]:
+    """Per (reply, chunking): the parser's and llama.cpp's arguments_schema and no_leakage."""
+    connection = sqlite3.connect(run / "rows.sqlite")
+    try:
+        found = connection.execute(
+            "SELECT reply, chunking, arguments_schema, oracle_arguments_schema, no_leakage, oracle_no_leakage, "
+            "structure_detail FROM rows"
+        )
+        return {(reply[-6:], chunking): tuple(rest) for reply, chunking, *rest in found}
+    finally:
+        connection.close()
+
+
+def test_both_readings_are_checked_whole_and_streamed(runs: dict[str, Path]) -> None:
+    clean, planted = checks(runs["clean"]), checks(runs["planted"])
+    for chunking in ("whole", "char"):
+        assert clean[("_call>", chunking)] == (1, 1, 1, 1, "")
+        assert clean[("Hello.", chunking)] == (None, None, 1, 1, "")
+        schema, oracle_schema, *_, detail = planted[("_call>", chunking)]
+        assert (schema, oracle_schema) == (0, 1) and "'launch_rocket' is not an offered tool" in detail
+
+
+def test_the_planted_structural_bug_fails_the_gate_and_the_clean_run_passes(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["gate", "--baseline", str(runs["baseline"]), str(runs["clean"]), *OTHER_PARSER]) == 0
+    capsys.readouterr()
+    assert cli.main(["gate", "--baseline", str(runs["baseline"]), str(runs["planted"]), *OTHER_PARSER]) == 1
+    printed = capsys.readouterr().out
+    assert "REGRESSIONS" in printed and "mismatch:calls !arguments_schema" in printed
