@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from chatparity.model import STRUCTURAL_CHECKS
 from corpora.planning import PlanError
 from harness.profiles import rules_of
 from harness.sources import load_source
@@ -157,6 +158,17 @@ def checks(row: pd.Series) -> str:
     return ", ".join(f"{name} {'ok' if row[name] == 1 else 'BROKEN'}" for name in names)
 
 
+def structure(row: pd.Series) -> str:
+    """The structural checks a row's readings break, with their details when stored ('' when none)."""
+    broken = []
+    for side, prefix in (("parser", ""), ("llama.cpp", "oracle_")):
+        names = [check for check in STRUCTURAL_CHECKS if row.get(f"{prefix}{check}") == 0]
+        if names:
+            detail = row.get(f"{prefix}structure_detail")
+            broken.append(f"{side} breaks {detail if isinstance(detail, str) and detail else ', '.join(names)}")
+    return "; ".join(broken)
+
+
 def row_line(row: pd.Series) -> str:
     """One chunking's outcome on a line."""
     outcome = f"{row['outcome']}:{row['kind']}" if row["kind"] else str(row["outcome"])
@@ -167,6 +179,8 @@ def row_line(row: pd.Series) -> str:
         parts.append(f"[{checks(row)}]")
     if row["stream_detail"]:
         parts.append(str(row["stream_detail"]))
+    if structure(row):
+        parts.append(f"[{structure(row)}]")
     return "  ".join(parts)
 
 

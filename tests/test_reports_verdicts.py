@@ -145,3 +145,18 @@ def test_a_junitxml_in_pytest_args_is_written_over_by_the_sweeps_own() -> None:
     assert junit_target(None, "--junit-xml out/k.xml") == Path("out/k.xml")
     assert junit_target(Path("mine.xml"), "--junitxml=out/j.xml") == Path("mine.xml")
     assert junit_target(None, "-x") is None
+
+
+def test_show_names_the_structural_checks_each_reading_breaks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    builder = StoreBuilder(tmp_path / "run")
+    builder.row(
+        "c4", "a.jinja", "whole", "mismatch", "calls", arguments_schema=0,
+        structure_detail="arguments_schema: get_weather: 'city' is a required property", oracle_no_leakage=0,
+    )
+    assert cli(["show", "c4", str(builder.write())]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "[parser breaks arguments_schema: get_weather: 'city' is a required property; llama.cpp breaks no_leakage]"
+    ) in out
