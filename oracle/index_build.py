@@ -105,19 +105,24 @@ def probe_system_role(source: str) -> bool:
     )
 
 
-def thinking_tags(oracle: Renderer, entry: TemplateEntry, source: str) -> tuple[str, str]:
-    """The thought tags llama.cpp reports (thinking on, no tools; the first end tag written)."""
-    session = Session(
+def probe_session(entry: TemplateEntry, source: str, tools: ToolMode) -> Session:
+    """A single-turn session of the template with thinking on, offering the standard tools in this tool mode."""
+    return Session(
         template=entry.name,
         template_source=source,
         template_sha256=entry.sha256,
         bos=entry.bos,
         eos=entry.eos,
-        mode=Mode(True, ToolMode.NONE),
+        mode=Mode(True, tools),
         conversation="single",
         messages=(USER,),
         tool_defs=STANDARD_TOOLS,
     )
+
+
+def thinking_tags(oracle: Renderer, entry: TemplateEntry, source: str) -> tuple[str, str]:
+    """The thought tags llama.cpp reports (thinking on, no tools; the first end tag written)."""
+    session = probe_session(entry, source, ToolMode.NONE)
     result = oracle.render(session.render_request())
     start = (result.thinking_start_tag or "").strip()
     ends = [tag.strip() for tag in result.thinking_end_tags if tag.strip()]
@@ -129,17 +134,7 @@ def reply_markers(oracle: Renderer, entry: TemplateEntry, source: str) -> tuple[
     """The markers a reply writes, sorted: those in the thinking tags and in the tokens llama.cpp asks a sampler
     to keep whole (preserved_tokens, thinking on, tools offered)."""
     tags = [entry.think_start, entry.think_end]
-    session = Session(
-        template=entry.name,
-        template_source=source,
-        template_sha256=entry.sha256,
-        bos=entry.bos,
-        eos=entry.eos,
-        mode=Mode(True, ToolMode.AUTO),
-        conversation="single",
-        messages=(USER,),
-        tool_defs=STANDARD_TOOLS,
-    )
+    session = probe_session(entry, source, ToolMode.AUTO)
     try:
         tags += oracle.render(session.render_request()).preserved_tokens
     except OracleError:

@@ -11,6 +11,7 @@ from reply.chat import ChatBuilder, JsonLayout
 from reply.peg import Parser
 from reply.request import Request
 from reply.schema import parameters
+from reply.template import Template
 
 
 class ToolMode(Enum):
@@ -204,3 +205,24 @@ def _tag_tagged(b: ChatBuilder, req: Request, fmt: ToolFormat, think: Parser) ->
     if not req.required:
         calls = b.optional(calls)
     return _content_then(b, fmt, think, calls)
+
+
+@dataclass(frozen=True)
+class FixedFormat:
+    """A syntax whose markers are fixed (`fmt`): a template is read with them when it writes the probe call
+    (`probe_call`); the calls start at the format's trigger."""
+
+    fmt: ToolFormat
+    probe_call: str
+
+    def detect(self, template: Template) -> bool:
+        """The template writes the probe call in this format."""
+        return self.probe_call in template.call_turn
+
+    def build(self, b: ChatBuilder, template: Template, req: Request) -> Parser:
+        """Reasoning, content up to the trigger, then the calls."""
+        return build(b, req, template.reasoning, self.fmt, template.content)
+
+    def call_starts(self, template: Template, req: Request) -> list[str]:
+        """Where the calls start (nowhere when no tools are offered)."""
+        return [self.fmt.trigger] if req.use_tools else []

@@ -9,6 +9,7 @@ from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from reply.peg import SPACE, Builder, Node, Parser
+from reply.schema import parameters
 
 REASONING = "reasoning"
 CONTENT = "content"
@@ -83,6 +84,20 @@ class ChatBuilder(Builder):
     def tool_arg(self, p: Parser) -> Parser:
         """One tagged argument."""
         return self.tag(TOOL_ARG, p)
+
+    def tagged_arguments(self, function: dict[str, Any], name_open: str, string_value: Parser, value_end: str
+                         ) -> Parser:
+        """A function's tagged arguments in any order, each `{name_open}name">` and its value: `string_value`
+        where the schema allows a string, else JSON closed by `value_end`."""
+        arg_rules = []
+        for param in parameters(function):
+            if param.may_be_string:
+                value = string_value
+            else:
+                value = self.seq(self.tool_arg_value(self.json()), self.tool_arg_close(self.lit(value_end)))
+            opening = self.tool_arg_open(self.seq(name_open, self.tool_arg_name(self.lit(param.name)), '">'))
+            arg_rules.append(self.tool_arg(self.seq(opening, value)))
+        return self.zero_or_more(self.seq(self.choice(*arg_rules), self.space())) if arg_rules else self.eps()
 
     def tool_arg_open(self, p: Parser) -> Parser:
         """A tagged argument's opening."""

@@ -36,6 +36,19 @@ def sweep(out: Path, corpus: Path, cache: Path, *flags: str) -> int:
     return sweep_command.main(argv, prog="chatparity sweep")
 
 
+OTHER_PARSER = ("--allow-other-parser", "--allow-pin-mismatch", "--divergences", "/dev/null")
+
+
+def streamed_sweep(out: Path, corpus: Path, cache: Path, parser: str = "reply") -> None:
+    """A one-template sweep of the corpus through `parser`, whole and streamed a character at a time (the full
+    profile, so long replies stream too)."""
+    argv = ["--profile", "full", "--corpus", str(corpus), "--templates", QWEN3, "--mode", "think/auto",
+            "--chunking", "whole,char", "--out", str(out), "--oracle-cache", str(cache), "--parser", parser,
+            "-n", "0"]
+    sweep_command.main(argv, prog="chatparity sweep")
+    assert (out / "rows.sqlite").is_file()
+
+
 def snapshot(directory: Path) -> dict[str, bytes]:
     """Every file of a directory by name, as bytes."""
     return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}

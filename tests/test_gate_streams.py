@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 from chatparity import cli
-from harness import sweep_command
 from reports.diff import Change, classify_change
 from reports.statuses import STREAM_CHECKS
 from reports.summary import classify, summarize, summary_markdown, totals
-from tests.drill_support import GOOD_LINES, QWEN3
+from tests.drill_support import GOOD_LINES, OTHER_PARSER, QWEN3, streamed_sweep
 
 pytestmark = pytest.mark.oracle
 
@@ -40,35 +39,7 @@ STREAM_LINES = (
         "partial": False,
     },
 )
-OTHER_PARSER = ("--allow-other-parser", "--allow-pin-mismatch", "--divergences", "/dev/null")
 PLANTED = ("retracting", "partial_marker_showing", "arguments_rewriting")
-
-
-def sweep(out: Path, corpus: Path, cache: Path, parser: str = "reply") -> None:
-    """A one-template sweep of the corpus, whole and streamed a character at a time (the full profile, so
-    long replies stream too)."""
-    argv = [
-        "--profile",
-        "full",
-        "--corpus",
-        str(corpus),
-        "--templates",
-        QWEN3,
-        "--mode",
-        "think/auto",
-        "--chunking",
-        "whole,char",
-        "--out",
-        str(out),
-        "--oracle-cache",
-        str(cache),
-        "--parser",
-        parser,
-        "-n",
-        "0",
-    ]
-    sweep_command.main(argv, prog="chatparity sweep")
-    assert (out / "rows.sqlite").is_file()
 
 
 @pytest.fixture(scope="module")
@@ -79,10 +50,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     corpus.write_text("".join(json.dumps(line) + "\n" for line in STREAM_LINES), encoding="utf-8")
     cache = directory / "cache"
     made = {"clean": directory / "clean"}
-    sweep(made["clean"], corpus, cache)
+    streamed_sweep(made["clean"], corpus, cache)
     for name in (*PLANTED, "content_mangling"):
         made[name] = directory / name
-        sweep(made[name], corpus, cache, f"tests.gate_stream_parsers:{name}")
+        streamed_sweep(made[name], corpus, cache, f"tests.gate_stream_parsers:{name}")
     made["baseline"] = directory / "baseline"
     assert cli.main(["gate", "--baseline", str(made["baseline"]), "--update", str(made["clean"])]) == 0
     return made

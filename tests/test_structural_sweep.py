@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from chatparity import cli
-from harness import sweep_command
-from tests.drill_support import QWEN3
+from tests.drill_support import OTHER_PARSER, QWEN3, streamed_sweep
 
 pytestmark = pytest.mark.oracle
 
@@ -36,32 +35,6 @@ LINES = (
         "partial": False,
     },
 )
-OTHER_PARSER = ("--allow-other-parser", "--allow-pin-mismatch", "--divergences", "/dev/null")
-
-
-def sweep(out: Path, corpus: Path, cache: Path, parser: str) -> None:
-    """A one-template sweep of the corpus, whole and a character at a time."""
-    argv = [
-        "--profile",
-        "full",
-        "--corpus",
-        str(corpus),
-        "--templates",
-        QWEN3,
-        "--mode",
-        "think/auto",
-        "--chunking",
-        "whole,char",
-        "--out",
-        str(out),
-        "--oracle-cache",
-        str(cache),
-        "--parser",
-        parser,
-        "-n",
-        "0",
-    ]
-    sweep_command.main(argv, prog="chatparity sweep")
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +48,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "planted": directory / "planted",
         "baseline": directory / "baseline",
     }
-    sweep(made["clean"], corpus, directory / "cache", "reply")
-    sweep(made["planted"], corpus, directory / "cache", "tests.structure_parsers:calls_renaming")
+    streamed_sweep(made["clean"], corpus, directory / "cache", "reply")
+    streamed_sweep(made["planted"], corpus, directory / "cache", "tests.structure_parsers:calls_renaming")
     assert cli.main(["gate", "--baseline", str(made["baseline"]), "--update", str(made["clean"])]) == 0
     return made
 

@@ -4,14 +4,10 @@
 
 from __future__ import annotations
 
-from reply import autoparser
-from reply.autoparser import ToolFormat, ToolMode
-from reply.chat import ChatBuilder
-from reply.peg import Parser
-from reply.request import Request
+from reply.autoparser import FixedFormat, ToolFormat, ToolMode
 from reply.routes import AUTOPARSER
 from reply.syntaxes import Syntax
-from reply.template import PROBE_ARG, PROBE_ARG_TWO, PROBE_FUNCTION, Template
+from reply.template import PROBE_ARG, PROBE_ARG_TWO, PROBE_FUNCTION
 
 FORMAT = ToolFormat(ToolMode.TAG_WITH_TAGGED, section_start="<tool_calls:opensource>\n",
                     section_end="</tool_calls:opensource>", per_call_start="<tool_call:opensource>",
@@ -23,20 +19,5 @@ PROBE_CALL = (f"<tool_calls:opensource>\n<tool_call:opensource>{PROBE_FUNCTION}<
               f"<arg_key:opensource>{PROBE_ARG_TWO}</arg_key:opensource>\n"
               f"<arg_value:opensource>YYYY</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>")
 
-
-def detect(template: Template) -> bool:
-    """The template writes the probe call in Hy3's `:opensource` tags."""
-    return PROBE_CALL in template.call_turn
-
-
-def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
-    """Reasoning, content up to <tool_calls:opensource>, then the calls."""
-    return autoparser.build(b, req, template.reasoning, FORMAT, template.content)
-
-
-def call_starts(template: Template, req: Request) -> list[str]:
-    """Where the calls start."""
-    return [FORMAT.section_start] if req.use_tools else []
-
-
-SYNTAX = Syntax("hy3", AUTOPARSER, detect, build, call_starts, order=72)
+FIXED = FixedFormat(FORMAT, PROBE_CALL)
+SYNTAX = Syntax("hy3", AUTOPARSER, FIXED.detect, FIXED.build, FIXED.call_starts, order=72)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from reply.chat import ChatBuilder
 from reply.peg import Parser
 from reply.request import Request
-from reply.schema import parameters
 from reply.syntaxes import Syntax
 from reply.template import Template
 
@@ -47,15 +46,7 @@ def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
     choices = []
     for tool in req.tools:
         name = tool["function"]["name"]
-        arg_rules = []
-        for param in parameters(tool["function"]):
-            if param.may_be_string:
-                value = string_value
-            else:
-                value = b.seq(b.tool_arg_value(b.json()), b.tool_arg_close(b.lit(PARAM_END)))
-            opening = b.tool_arg_open(b.seq('<param name="', b.tool_arg_name(b.lit(param.name)), '">'))
-            arg_rules.append(b.tool_arg(b.seq(opening, value)))
-        args = b.zero_or_more(b.seq(b.choice(*arg_rules), b.space())) if arg_rules else b.eps()
+        args = b.tagged_arguments(tool["function"], '<param name="', string_value, PARAM_END)
         opening = b.tool_open(b.seq('<function name="', b.tool_name(b.lit(name)), '">'))
         call = b.tool(b.seq(opening, b.space(), b.tool_args(args), b.space(), b.tool_close(b.lit("</function>"))))
         choices.append(b.rule(f"tool-{name}", call))

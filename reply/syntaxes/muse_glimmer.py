@@ -8,7 +8,6 @@ from __future__ import annotations
 from reply.chat import ChatBuilder
 from reply.peg import Parser
 from reply.request import Request
-from reply.schema import parameters
 from reply.syntaxes import Syntax
 from reply.template import Template
 
@@ -45,15 +44,7 @@ def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
     choices = []
     for tool in req.tools:
         name = tool["function"]["name"]
-        arg_rules = []
-        for param in parameters(tool["function"]):
-            if param.may_be_string:
-                value = string_value
-            else:
-                value = b.seq(b.tool_arg_value(b.json()), b.tool_arg_close(b.lit(PARAM_END)))
-            opening = b.tool_arg_open(b.seq('<atem:parameter name="', b.tool_arg_name(b.lit(param.name)), '">'))
-            arg_rules.append(b.tool_arg(b.seq(opening, value)))
-        args = b.zero_or_more(b.seq(b.choice(*arg_rules), b.space())) if arg_rules else b.eps()
+        args = b.tagged_arguments(tool["function"], '<atem:parameter name="', string_value, PARAM_END)
         opening = b.tool_open(b.seq(" to=", b.until(MESSAGE), f"{MESSAGE}<atem:function_calls>", b.space(),
                                     '<atem:invoke name="', b.tool_name(b.lit(name)), '">', b.space()))
         closing = b.tool_close(b.seq("</atem:invoke>", b.space(), "</atem:function_calls>"))

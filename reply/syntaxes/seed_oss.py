@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-from reply import autoparser
-from reply.autoparser import ToolFormat, ToolMode
-from reply.chat import ChatBuilder
-from reply.peg import Parser
-from reply.request import Request
+from reply.autoparser import FixedFormat, ToolFormat, ToolMode
 from reply.routes import AUTOPARSER
 from reply.syntaxes import Syntax
-from reply.template import PROBE_ARG, PROBE_ARG_TWO, PROBE_FUNCTION, Template
+from reply.template import PROBE_ARG, PROBE_ARG_TWO, PROBE_FUNCTION
 
 FORMAT = ToolFormat(ToolMode.TAG_WITH_TAGGED, per_call_start="<seed:tool_call>\n", per_call_end="</seed:tool_call>",
                     name_prefix="<function=", name_suffix=">\n", close="</function>\n", arg_name_prefix="<parameter=",
@@ -18,20 +14,5 @@ FORMAT = ToolFormat(ToolMode.TAG_WITH_TAGGED, per_call_start="<seed:tool_call>\n
 PROBE_CALL = (f"<seed:tool_call>\n<function={PROBE_FUNCTION}>\n<parameter={PROBE_ARG}>XXXX</parameter>\n"
               f"<parameter={PROBE_ARG_TWO}>YYYY</parameter>\n</function>\n</seed:tool_call>")
 
-
-def detect(template: Template) -> bool:
-    """The template writes the probe call in Seed's function/parameter tags."""
-    return PROBE_CALL in template.call_turn
-
-
-def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
-    """Reasoning, content up to <seed:tool_call>, then the calls."""
-    return autoparser.build(b, req, template.reasoning, FORMAT, template.content)
-
-
-def call_starts(template: Template, req: Request) -> list[str]:
-    """Where a call starts."""
-    return [FORMAT.per_call_start] if req.use_tools else []
-
-
-SYNTAX = Syntax("seed_oss", AUTOPARSER, detect, build, call_starts, order=71)
+FIXED = FixedFormat(FORMAT, PROBE_CALL)
+SYNTAX = Syntax("seed_oss", AUTOPARSER, FIXED.detect, FIXED.build, FIXED.call_starts, order=71)

@@ -4,14 +4,10 @@ prefix, so only a call whose id is `call00001` reads as a call (and its id is no
 
 from __future__ import annotations
 
-from reply import autoparser
-from reply.autoparser import ToolFormat, ToolMode
-from reply.chat import ChatBuilder
-from reply.peg import Parser
-from reply.request import Request
+from reply.autoparser import FixedFormat, ToolFormat, ToolMode
 from reply.routes import AUTOPARSER
 from reply.syntaxes import Syntax
-from reply.template import PROBE_FUNCTION, Template
+from reply.template import PROBE_FUNCTION
 
 PROBE_ID = "call00001"
 FORMAT = ToolFormat(ToolMode.TAG_WITH_JSON, section_start="<|tool_calls|>", section_end="<|calls|>",
@@ -19,20 +15,5 @@ FORMAT = ToolFormat(ToolMode.TAG_WITH_JSON, section_start="<|tool_calls|>", sect
                     name_prefix=PROBE_ID + "<|tool_call:name|>", name_suffix="<|tool_call:args|>")
 PROBE_CALL = f"<|tool_calls|><|tool_call:begin|>{PROBE_ID}<|tool_call:name|>{PROBE_FUNCTION}<|tool_call:args|>{{"
 
-
-def detect(template: Template) -> bool:
-    """The template writes the probe call in Solar's tool_call tags."""
-    return PROBE_CALL in template.call_turn
-
-
-def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
-    """Content up to <|tool_calls|>, then the calls."""
-    return autoparser.build(b, req, template.reasoning, FORMAT, template.content)
-
-
-def call_starts(template: Template, req: Request) -> list[str]:
-    """Where the calls start."""
-    return [FORMAT.section_start] if req.use_tools else []
-
-
-SYNTAX = Syntax("solar_open", AUTOPARSER, detect, build, call_starts, order=73)
+FIXED = FixedFormat(FORMAT, PROBE_CALL)
+SYNTAX = Syntax("solar_open", AUTOPARSER, FIXED.detect, FIXED.build, FIXED.call_starts, order=73)
