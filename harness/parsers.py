@@ -84,34 +84,96 @@ class Watchdog:
 WATCHDOG = Watchdog()
 
 
-@contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Raise ParserTimeout if the block runs longer than `seconds` (main thread only; no limit elsewhere)."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
-        yield
-        return
+class Deadlines:
+    """Per-call time limits from one SIGALRM timer: each call only notes when it is due; the timer, armed for a
+    scope of calls (one stream), fires no later than the running call's due time and re-arms for what is left
+    when it finds that call not yet overdue (main thread only)."""
 
-    def ring(signum: int, frame: FrameType | None) -> None:
+    def __init__(self) -> None:
+        self.due: float | None = None
+        self.fires_at: float | None = None
+        self.depth = 0
+        self.previous: Any = None
+
+    def ring(self, signum: int, frame: FrameType | None) -> None:
+        """The timer fired: raise in the running call if it is overdue, else wait for the rest of its time."""
+        self.fires_at = None
+        if self.due is None:
+            return
+        remaining = self.due - time.monotonic()
+        if remaining > 0:
+            self.fires_at = self.due
+            signal.setitimer(signal.ITIMER_REAL, remaining)
+            return
         raise _Alarm()
 
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    WATCHDOG.arm(seconds)
-    try:
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        """The handler installed for the block (nested scopes share it); the timer stopped and the previous
+        handler back after it."""
+        if self.depth == 0:
+            self.previous = signal.signal(signal.SIGALRM, self.ring)
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if self.depth == 0:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                self.fires_at = None
+                signal.signal(signal.SIGALRM, self.previous)
+
+    def call(self, function: Callable[[], T], seconds: float) -> T:
+        """`function()` inside a scope, ParserTimeout if it runs longer than `seconds`."""
+        outer = self.due
+        now = time.monotonic()
+        due = now + seconds if outer is None else min(now + seconds, outer)
+        self.due = due
+        if self.fires_at is None or self.fires_at > due:
+            self.fires_at = due
+            signal.setitimer(signal.ITIMER_REAL, max(due - now, 1e-6))
+        WATCHDOG.arm(seconds)
+        try:
+            return function()
+        except _Alarm:
+            raise ParserTimeout(f"no answer within {seconds:g}s") from None
+        finally:
+            WATCHDOG.disarm()
+            self.due = outer
+
+
+DEADLINES = Deadlines()
+
+
+def in_main_thread() -> bool:
+    """Whether this is the main thread, the only one SIGALRM reaches."""
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def deadline_scope() -> Iterator[None]:
+    """A scope of guarded calls sharing one SIGALRM handler (nothing outside the main thread)."""
+    if not in_main_thread():
         yield
-    except _Alarm:
-        raise ParserTimeout(f"no answer within {seconds:g}s") from None
-    finally:
-        WATCHDOG.disarm()
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        return
+    with DEADLINES.scope():
+        yield
+
+
+def limited(call: Callable[[], T], seconds: float) -> T:
+    """`call()`, ParserTimeout if it runs longer than `seconds` (main thread only; no limit elsewhere)."""
+    if seconds <= 0 or not in_main_thread():
+        return call()
+    if DEADLINES.depth:
+        return DEADLINES.call(call, seconds)
+    with DEADLINES.scope():
+        return DEADLINES.call(call, seconds)
 
 
 def guarded(call: Callable[[], T], timeout: float) -> T:
     """Run one parser call: a timeout becomes ParserTimeout, any exception but a rejection ParserCrashed."""
     try:
-        with deadline(timeout):
-            return call()
+        return limited(call, timeout)
     except (ParserTimeout, ParserUnsupported, ParserCrashed):
         raise
     except Exception as error:
@@ -145,9 +207,10 @@ class PythonReader:
 
     def stream(self, chunks: Sequence[str], finish: bool) -> StreamRead:
         """Feed each chunk to a fresh stream; finish it when the reply is finished."""
-        stream = guarded(self.reader.stream, self.timeout)
-        snapshots = tuple(reading(partial(stream.feed, chunk), self.timeout) for chunk in chunks)
-        final = reading(stream.finish, self.timeout) if finish else snapshots[-1]
+        with deadline_scope():
+            stream = guarded(self.reader.stream, self.timeout)
+            snapshots = tuple(reading(partial(stream.feed, chunk), self.timeout) for chunk in chunks)
+            final = reading(stream.finish, self.timeout) if finish else snapshots[-1]
         return StreamRead(snapshots, final)
 
 

@@ -67,6 +67,8 @@ class CaseRun:
     parser_whole: Reading | Exception | None = None
     tokens: chunkings.TokenPieces | OracleFailed | None = None
     leak_markers: tuple[str, ...] = ()
+    structures: dict[Reading, Structure] = field(default_factory=dict)
+    prefix_reads: dict[int, Reading] = field(default_factory=dict)
 
 
 class SessionRunner:
@@ -309,6 +311,13 @@ class SessionRunner:
         the no_leakage check."""
         return check_reading(reading, reply, self.schemas, leaks)
 
+    def case_structure(self, run: CaseRun, reading: Reading) -> Structure:
+        """The structural checks of one finished reading of the case, judged once per distinct reading."""
+        found = run.structures.get(reading)
+        if found is None:
+            found = run.structures[reading] = self.structure(reading, run.case.reply, run.leak_markers)
+        return found
+
     def judged(
         self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, label: str = ""
     ) -> Row:
@@ -316,7 +325,6 @@ class SessionRunner:
         stream."""
         found = compare(reference, parser_final)
         outcome = Outcome.MISMATCH if found else Outcome.MATCH
-        reply = run.case.reply
         return self.row(
             run.base,
             chunking,
@@ -326,8 +334,8 @@ class SessionRunner:
             oracle_reading=reading_json(reference),
             parser_reading=reading_json(parser_final),
             **self.truth_columns(run, reference, parser_final),
-            **self.structure(parser_final, reply, run.leak_markers).columns(),
-            **self.structure(reference, reply, run.leak_markers).columns("oracle_"),
+            **self.case_structure(run, parser_final).columns(),
+            **self.case_structure(run, reference).columns("oracle_"),
         )
 
     def whole_row(self, run: CaseRun) -> Row:
@@ -343,10 +351,18 @@ class SessionRunner:
                 error=str(run.parser_whole),
                 oracle_reading=reading_json(run.oracle_final),
                 **self.truth_columns(run, run.oracle_final, None),
-                **self.structure(run.oracle_final, run.case.reply, run.leak_markers).columns("oracle_"),
+                **self.case_structure(run, run.oracle_final).columns("oracle_"),
             )
         assert run.parser_whole is not None
         return self.judged(run, "whole", run.oracle_final, run.parser_whole)
+
+    @staticmethod
+    def prefix_read(oracle: OracleSession, run: CaseRun, end: int) -> Reading:
+        """llama.cpp's partial read of the reply's prefix `text[:end]` on its own, asked once per case."""
+        found = run.prefix_reads.get(end)
+        if found is None:
+            found = run.prefix_reads[end] = oracle.parse(run.case.reply.text[:end], True)
+        return found
 
     def streamed_row(
         self,
@@ -382,9 +398,7 @@ class SessionRunner:
             label = f"cut {len(chunks[0])}" if name == "split" else ""
             ends = chunkings.boundaries(chunks)
             try:
-                expected = server_stream(
-                    ends, partials, run.states, lambda end: oracle.parse(reply.text[:end], True)
-                )
+                expected = server_stream(ends, partials, run.states, lambda end: self.prefix_read(oracle, run, end))
                 read = reader.stream(chunks, finish=not reply.partial)
             except OracleFailed as error:
                 return self.row(run.base, name, error.outcome, error=str(error))
@@ -399,8 +413,8 @@ class SessionRunner:
             found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
             verdicts.append(found.labelled(label) if label else found)
             reference = server_final(expected, final, reply.partial)
-            structures.append(self.structure(read.final, reply, run.leak_markers).labelled(label))
-            oracle_structures.append(self.structure(reference, reply, run.leak_markers).labelled(label))
+            structures.append(self.case_structure(run, read.final).labelled(label))
+            oracle_structures.append(self.case_structure(run, reference).labelled(label))
             if first is None or (first.outcome == Outcome.MATCH.value and compare(reference, read.final)):
                 first = self.judged(run, name, reference, read.final, label)
         assert first is not None

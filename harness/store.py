@@ -7,6 +7,7 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from chatparity.model import (
     Row,
     SessionRecord,
     columns,
+    record_from,
     record_values,
     sql_columns,
 )
@@ -112,6 +114,21 @@ def write_records(connection: sqlite3.Connection, records: Iterable[Record]) -> 
         connection.executemany(sql, [record_values(record) for record in records])
 
 
+@cache
+def column_names(record_type: type[Record]) -> tuple[str, ...]:
+    """The store columns of a record type (asked once per type)."""
+    return columns(record_type)
+
+
+def values_of(record_type: type[Record], data: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A record's values in column order from a mapping of its columns; a mapping that lacks some goes through
+    the record type, which fills their defaults and refuses unknown ones."""
+    names = column_names(record_type)
+    if len(data) == len(names) and data.keys() == set(names):
+        return tuple(data[name] for name in names)
+    return record_values(record_from(record_type, data))
+
+
 class Spool:
     """Records appended as sessions finish, in a scratch SQLite file, then written to a store in key order.
 
@@ -131,19 +148,17 @@ class Spool:
             self.connection.execute(f"CREATE TABLE {table} (spool_item, spool_position, {names})")
         self.count = 0
 
-    def add(self, item: str, records: Iterable[Record]) -> None:
-        """Append one item's records (sessions or rows, one type)."""
-        records = list(records)
-        if not records:
-            return
-        table = next(name for name, kind in TABLES.items() if kind is type(records[0]))
-        names = columns(type(records[0]))
+    def add(self, item: str, record_type: type[Record], found: Iterable[Mapping[str, Any]]) -> None:
+        """Append one item's records of one type, each given as a mapping of its columns."""
+        table = next(name for name, kind in TABLES.items() if kind is record_type)
+        names = column_names(record_type)
         marks = ", ".join("?" for _ in range(len(names) + 2))
         sql = f"INSERT INTO {table} (spool_item, spool_position, {', '.join(names)}) VALUES ({marks})"
+        values = [(item, position, *values_of(record_type, data)) for position, data in enumerate(found)]
+        if not values:
+            return
         with self.connection:
-            self.connection.executemany(
-                sql, [(item, position, *record_values(record)) for position, record in enumerate(records)]
-            )
+            self.connection.executemany(sql, values)
         self.count += 1
 
     def write(self, connection: sqlite3.Connection) -> None:

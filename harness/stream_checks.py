@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from chatparity.model import Message, Reading
+from chatparity.model import Message, Reading, Rejection
 from harness.compare import compare, excerpt, first_difference
 
 
@@ -54,14 +55,15 @@ def retraction(previous: Message, current: Message) -> str | None:
 
 def monotonic_break(snapshots: Sequence[Reading], ends: Sequence[int], final: Reading) -> str | None:
     """The first snapshot (or the final read) that retracts what an earlier one showed."""
-    steps = list(zip(snapshots, (f"after prefix {end}" for end in ends))) + [(final, "at the final read")]
+    steps = [*zip(snapshots, ends), (final, None)]
     previous: Message | None = None
-    for reading, where in steps:
+    for reading, end in steps:
         if not isinstance(reading, Message):
             continue
         if previous is not None:
             found = retraction(previous, reading)
             if found:
+                where = "at the final read" if end is None else f"after prefix {end}"
                 return f"monotonic: {found} ({where})"
         previous = reading
     return None
@@ -76,10 +78,24 @@ def start_sizes(marker: str) -> dict[str, tuple[int, ...]]:
     return {char: tuple(found) for char, found in sizes.items()}
 
 
+@lru_cache(maxsize=1024)
+def marker_search(markers: tuple[str, ...]) -> tuple[re.Pattern[str], frozenset[str], int]:
+    """A pattern finding any of the markers, the characters their proper starts end with, and the longest
+    marker's length."""
+    pattern = re.compile("|".join(re.escape(marker) for marker in markers))
+    ends = frozenset(char for marker in markers for char in start_sizes(marker))
+    return pattern, ends, max(map(len, markers))
+
+
 def leak(shown: str, kept: str, markers: Sequence[str], checked: int = 0) -> str | None:
     """A marker in `shown`, or the start of one at its end that the final text `kept` lacks at that offset;
     `shown[:checked]` is known to hold no whole marker."""
+    if not markers:
+        return None
     last = shown[-1:]
+    pattern, start_ends, longest = marker_search(tuple(markers))
+    if last not in start_ends and pattern.search(shown, max(0, checked - longest + 1)) is None:
+        return None
     for marker in markers:
         position = shown.find(marker, max(0, checked - len(marker) + 1))
         if position >= 0:
@@ -96,7 +112,7 @@ def clean_break(
 ) -> str | None:
     """The first snapshot whose content or reasoning shows a template marker or the start of one."""
     reference = final if isinstance(final, Message) else Message()
-    wanted = [marker for marker in dict.fromkeys(markers) if marker]
+    wanted = tuple(marker for marker in dict.fromkeys(markers) if marker)
     previous = {"content": "", "reasoning_content": ""}
     for reading, end in zip(snapshots, ends):
         if not isinstance(reading, Message):
@@ -118,7 +134,12 @@ def parity_break(
 ) -> str | None:
     """The first snapshot that differs from the oracle's partial read of the same prefix."""
     for reading, end in zip(snapshots, ends):
-        found = compare(oracle_partials[end], reading)
+        expected = oracle_partials[end]
+        if expected == reading and (
+            isinstance(reading, Rejection) or not any("NaN" in call.arguments for call in reading.tool_calls)
+        ):
+            continue
+        found = compare(expected, reading)
         if found:
             return f"snapshot_parity: after prefix {end}: {found.detail}"
     return None

@@ -7,11 +7,12 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
 
-from chatparity.model import STRUCTURAL_CHECKS, Message, Reading, Reply, Session, ToolCall
+from chatparity.model import STRUCTURAL_CHECKS, Message, Reading, Reply, Session, ToolCall, canonical_json
 
 __all__ = ["STRUCTURAL_CHECKS", "Structure", "check_reading", "combined_structure", "tool_schemas"]
 
@@ -28,8 +29,9 @@ class Structure:
 
     def labelled(self, label: str) -> Structure:
         """The same verdict with `label` (e.g. the cut point) after its detail."""
-        detail = f"{self.detail} ({label})" if self.detail and label else self.detail
-        return dataclasses.replace(self, detail=detail)
+        if not (self.detail and label):
+            return self
+        return dataclasses.replace(self, detail=f"{self.detail} ({label})")
 
     def columns(self, prefix: str = "") -> dict[str, Any]:
         """The row columns of this verdict, each check as 1, 0 or None, named with `prefix`."""
@@ -49,12 +51,18 @@ def tool_schemas(session: Session) -> dict[str, dict[str, Any] | None]:
     for tool in session.tools:
         function = tool.get("function", tool)
         schema = function.get("parameters") or {"type": "object"}
-        try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.exceptions.SchemaError:
-            schema = None
-        schemas[str(function.get("name", ""))] = schema
+        schemas[str(function.get("name", ""))] = schema if valid_schema(canonical_json(schema)) else None
     return schemas
+
+
+@lru_cache(maxsize=1024)
+def valid_schema(schema: str) -> bool:
+    """Whether a JSON schema (as canonical JSON text) is a valid draft 2020-12 schema."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(schema))
+    except jsonschema.exceptions.SchemaError:
+        return False
+    return True
 
 
 def parsed_object(arguments: str) -> dict[str, Any] | str:

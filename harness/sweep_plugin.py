@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from chatparity.model import ParserUnderTest, Record, Row, SessionRecord, columns, record_from, record_values
+from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
 from harness import store
 from harness.oracle_cache import OracleCache
 from harness.oracle_reads import OracleIdentity, OracleReads
@@ -79,8 +79,8 @@ class SweepState:
         """Spool one finished session's record and rows (the controller holds none of them)."""
         if self.spool is None:
             self.spool = store.Spool()
-        self.spool.add(nodeid, [record_from(SessionRecord, payload["session"])])
-        self.spool.add(nodeid, [record_from(Row, row) for row in payload["rows"]])
+        self.spool.add(nodeid, SessionRecord, [payload["session"]])
+        self.spool.add(nodeid, Row, payload["rows"])
         self.stored.add(nodeid)
         first = min(self.revisions, default=None)
         if first is None or nodeid < first:
@@ -207,7 +207,7 @@ class SweepItem(OneLineFailure, pytest.Item):
 
 def record_dict(record: Record) -> dict[str, Any]:
     """A flat record's columns as a dict (what dataclasses.asdict gives, without its deep copies)."""
-    return dict(zip(columns(type(record)), record_values(record)))
+    return {name: getattr(record, name) for name in store.column_names(type(record))}
 
 
 def storable(value: Any) -> Any:
