@@ -3,6 +3,7 @@ mapper that turns a parse's AST into a message."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
@@ -282,7 +283,10 @@ def escape_inner(text: str) -> str:
 
 
 def normalize_quotes_to_json(text: str) -> str:
-    """Python-style single-quoted strings and True/False/None turned into JSON, as llama.cpp does."""
+    """Python-style single-quoted strings and True/False/None turned into JSON, as llama.cpp does (text with
+    no single quote and no T, F or N has neither, and stays as it is)."""
+    if not _PYTHON_MARKS.search(text):
+        return text
     out: list[str] = []
     in_single = in_double = False
     i, n = 0, len(text)
@@ -333,6 +337,9 @@ def normalize_quotes_to_json(text: str) -> str:
     return "".join(out)
 
 
+_PYTHON_MARKS = re.compile("['TFN]")
+
+
 def _word(c: str) -> bool:
     return c.isascii() and (c.isalnum() or c == "_")
 
@@ -350,8 +357,9 @@ class Call:
 class Tail:
     """How the last tagged node a mapper read shows in the message: in `field` ("content", "reasoning", or
     "arguments" of the last call), as its text appended ("raw"), as its text JSON-escaped and appended
-    ("escaped"), or as its text without trailing whitespace ("json"); so a read where only that node grows is
-    the last read with that field grown."""
+    ("escaped"), as its text with Python quotes and literals turned into JSON and appended ("normalized"), or
+    as its text without trailing whitespace ("json"); so a read where only that node grows is the last read
+    with that field grown."""
 
     node: Node
     field: str
@@ -487,8 +495,9 @@ class Mapper:
             elif text:
                 add = normalize_quotes_to_json(text)
             self._target_append(add)
-            if tag == TOOL_ARG_STRING_VALUE and text and self._shown_target():
-                self.out.tail = Tail(node, "arguments", "escaped")
+            if text and self._shown_target():
+                how = "escaped" if tag == TOOL_ARG_STRING_VALUE else "normalized"
+                self.out.tail = Tail(node, "arguments", how)
         elif tag == TOOL_ARG_CLOSE and self.current is not None:
             if self.closing_quote:
                 self._target_append('"')

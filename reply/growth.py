@@ -7,7 +7,8 @@ those ran out of input (NEED_MORE at the end), they form one chain from the root
 every parser above the scanner passes a child's NEED_MORE on unchanged but for its end. Appending text the
 scanner reads on without stopping (`Growth.stops` absent from it, or the scanner run again alone still runs
 out of input at the end) then gives the same tree with the chain's ends moved, and the memo tables stay valid
-because no memoized result looked at the end.
+because no memoized result looked at the end. What the stream shows of that read is then what it showed
+before with the span lengthened (`shown_grown`), unless a marker may be starting at the end.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from reply.chat import TOOL, TOOL_ARG, Tail, escape_inner, rstrip_space
+from reply.chat import TOOL, TOOL_ARG, TOOL_ARGS, Tail, escape_inner, rstrip_space
 from reply.json_value import Checkpoint
 from reply.messages import Message, ToolCall
 from reply.peg import (
@@ -24,6 +25,7 @@ from reply.peg import (
     Choice,
     Context,
     Json,
+    Node,
     Parser,
     Repeat,
     Result,
@@ -34,6 +36,7 @@ from reply.peg import (
     Tag,
     Until,
 )
+from reply.promises import ArgumentsScan, shown_arguments
 
 PASSING = (Sequence, Choice, Repeat, Rule)
 ANYTHING = re.compile(r"[\s\S]")
@@ -75,9 +78,41 @@ class Growth:
         if field == "reasoning":
             return Message(last.reasoning_content + chunk, last.content, last.tool_calls)
         call = last.tool_calls[-1]
-        arguments = rstrip_space(text[self.start:]) if how == "json" else call.arguments + escape_inner(chunk)
+        if how == "json":
+            arguments = rstrip_space(text[self.start:])
+        else:
+            arguments = call.arguments + (escape_inner(chunk) if how == "escaped" else chunk)
         return Message(last.reasoning_content, last.content,
                        (*last.tool_calls[:-1], ToolCall(call.name, arguments, call.id)))
+
+
+@lru_cache(maxsize=64)
+def marker_starts(markers: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The starts of the markers (each but the whole marker) by their last character."""
+    found: dict[str, list[str]] = {}
+    for marker in markers:
+        for size in range(1, len(marker)):
+            found.setdefault(marker[size - 1], []).append(marker[:size])
+    return {last: tuple(starts) for last, starts in found.items()}
+
+
+def shown_grown(grown: Growth, read: Message, shown: Message, text: str, scans: list[ArgumentsScan],
+                markers: tuple[str, ...]) -> Message | None:
+    """What a stream shows of `read`, the read of `text` where `grown` proved the last read only grows, when
+    `shown` is what it showed of the last read (`reader.hold_back`): the read itself, with the calls shown
+    before and the growing arguments shown up to their closable point; None where a marker may be starting
+    at the end of `text` or the arguments shown do not only grow (then the stream holds back as usual)."""
+    starts = marker_starts(markers).get(text[-1]) if text else None
+    if starts is not None and text.endswith(starts):
+        return None
+    if grown.tail.field != "arguments":
+        return read if not read.tool_calls else Message(read.reasoning_content, read.content, shown.tool_calls)
+    call, before = read.tool_calls[-1], shown.tool_calls[-1]
+    arguments = shown_arguments(call.arguments, scans[len(read.tool_calls) - 1])
+    if not arguments.startswith(before.arguments):
+        return None
+    return Message(read.reasoning_content, read.content,
+                   (*shown.tool_calls[:-1], ToolCall(call.name, arguments, call.id)))
 
 
 def parsers_by_id(root: Parser) -> dict[int, Parser]:
@@ -117,8 +152,18 @@ def _stops(scanner: Parser, ctx: Context, start: int) -> tuple[bool, re.Pattern[
     return False, None
 
 
+def _wraps(tag: str, node: Node, text: str) -> bool:
+    """Whether the mapper reads a tagged node around the growing one the same however long it grows: a call,
+    an argument, or a call's arguments that do not start as a JSON object (only those it takes whole)."""
+    if tag in WRAPPING_TAGS:
+        return True
+    return tag == TOOL_ARGS and node.end > node.start and text[node.start] != "{"
+
+
 def growth(parsers: dict[int, Parser], ctx: Context, result: Result, tail: Tail | None) -> Growth | None:
-    """How the read of this parse grows with appended text, or None when the parse does not prove it."""
+    """How the read of this parse grows with appended text, or None when the parse does not prove it. A value
+    the mapper normalizes (Python quotes and literals into JSON) grows as appended only where one JSON scanner
+    reads all of it: what that scanner reads on is JSON, which normalizing leaves as it is."""
     frontier = ctx.frontier
     size = len(ctx.text)
     if tail is None or not frontier or result.status is not Status.NEED_MORE or result.end != size:
@@ -135,10 +180,12 @@ def growth(parsers: dict[int, Parser], ctx: Context, result: Result, tail: Tail 
         if isinstance(parser, Tag):
             if node is None:
                 node = found.nodes[0]
-            elif parser.tag not in WRAPPING_TAGS:
+            elif not _wraps(parser.tag, found.nodes[0], ctx.text):
                 return None
         elif not isinstance(parser, PASSING):
             return None
     if node is None or node is not tail.node:
+        return None
+    if tail.how == "normalized" and not (isinstance(parsers[scanner_id], Json) and node.start == scanner_start):
         return None
     return Growth(parsers[scanner_id], scanner_start, stops, node.start, tail)

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from functools import cached_property, lru_cache
 from typing import Any
 
 from chatparity.model import PINNED_NOW
 from reply.analysis import trim_whitespace
-from reply.chat import ChatBuilder, Mapped
-from reply.growth import Growth, growth, parsers_by_id
+from reply.chat import CONTENT, REASONING, ChatBuilder, Mapped
+from reply.growth import Growth, growth, parsers_by_id, shown_grown
 from reply.messages import Message, Problem, Rejected, RenderFailed, ToolCall, Unsupported
-from reply.peg import Arena, Context, Parser, Result, Status
+from reply.peg import Arena, Context, Node, Parser, Result, Status
 from reply.problems import find_problems
 from reply.promises import ArgumentsScan, closed_arguments, is_object, shown_arguments
 from reply.rendering import generation_prompt
@@ -131,7 +132,7 @@ class Reader:
             message = self.read(ctx, result, partial)
         if not partial:
             return self.kept(message, text, ctx, result)
-        held = hold_back(message, ctx.text, self.markers)
+        held = hold_back(message, ctx.text, self.markers, nodes=lambda: result.nodes)
         if held.empty or self.opens_call(held.content):
             held = self.replayed(text)
         return Message(held.reasoning_content, held.content, held.tool_calls, message.problems)
@@ -162,15 +163,15 @@ class Reader:
         """The finished message that keeps a stream's promises (`keep_promises`): where the finished read is
         empty, checked against what a character-by-character stream showed last (`replay`, else `replayed`);
         where it leaves a call opening unread or reads one as content, against what such a stream showed from
-        there on; where a call's arguments are not a JSON object, with them closed."""
+        there on (from where the read stopped, or from the first opening within its content); where a call's
+        arguments are not a JSON object, with them closed."""
         if final.empty:
             pass
         elif result.end < len(ctx.text) and any(start in ctx.text[result.end:] for start in self.call_starts):
             replay = Replay(self, ctx.text[len(self.prefix):max(result.end, len(self.prefix))])
         elif any(start in final.content for start in self.call_starts):
-            first = min(ctx.text.find(start, len(self.prefix)) for start in self.call_starts
-                        if start in ctx.text[len(self.prefix):])
-            replay = Replay(self, ctx.text[len(self.prefix):first])
+            opening = self.opening_in_content(ctx.text, result.nodes)
+            replay = None if opening is None else Replay(self, ctx.text[len(self.prefix):opening])
         elif any(not is_object(call.arguments) for call in final.tool_calls):
             return keep_promises(final, final)
         else:
@@ -179,6 +180,21 @@ class Reader:
             text = ctx.text[len(self.prefix):]
             shown = self.replayed(text) if replay is None else replay.advance(text)
         return keep_promises(final, shown)
+
+    def opening_in_content(self, text: str, nodes: tuple[Node, ...]) -> int | None:
+        """Where in `text` the first call opening that a read (`nodes`) took as content starts (None when no
+        opening lies whole within one of its content spans)."""
+        found = None
+        todo = list(nodes)
+        while todo:
+            node = todo.pop()
+            if node.tag == CONTENT:
+                for start in self.call_starts:
+                    at = text.find(start, node.start, node.end)
+                    if at >= 0 and (found is None or at < found):
+                        found = at
+            todo.extend(node.children)
+        return found
 
     def stream(self) -> Stream:
         """An incremental reader fed chunk by chunk."""
@@ -218,6 +234,14 @@ def _marker_chars(markers: tuple[str, ...]) -> frozenset[str]:
 ALIGNMENT = 64
 
 
+def _arriving(text: str, markers: tuple[str, ...]) -> int:
+    """How many of the text's last characters are the start of a marker still arriving (0 when none)."""
+    if not text or text[-1] not in _marker_chars(markers):
+        return 0
+    return max((next((size for size in range(len(marker) - 1, 0, -1) if text.endswith(marker[:size])), 0)
+                for marker in markers), default=0)
+
+
 def _common_suffix(first: str, second: str, second_end: int, most: int) -> int:
     """How many characters (at most `most`) `first` and `second[:second_end]` end with alike."""
     size, limit = 0, min(len(first), second_end, most)
@@ -226,17 +250,13 @@ def _common_suffix(first: str, second: str, second_end: int, most: int) -> int:
     return size
 
 
-def _held(shown: str, text: str, markers: tuple[str, ...]) -> str:
-    """`shown` without the start of a marker still arriving at the end of `text`. The grammar may already have
-    kept back some of the text's last characters (an until() stops before a partial delimiter), so `shown`
-    ends where `text` minus those ends: of the ways to line the two up, the longest agreement (over the last
-    ALIGNMENT characters past the marker start; on a tie, the one where the grammar kept back more) wins, and
-    what of `shown` lies inside the marker start is held back."""
-    if not shown or not text or text[-1] not in _marker_chars(markers):
-        return shown
-    arriving = max((next((size for size in range(len(marker) - 1, 0, -1) if text.endswith(marker[:size])), 0)
-                    for marker in markers), default=0)
-    if not arriving:
+def _held(shown: str, text: str, arriving: int) -> str:
+    """`shown` without what of it lies in the last `arriving` characters of `text` (a marker start), found by
+    string alignment where the read's nodes are unknown. The grammar may already have kept back some of the
+    text's last characters (an until() stops before a partial delimiter), so `shown` ends where `text` minus
+    those ends: of the ways to line the two up, the longest agreement (over the last ALIGNMENT characters past
+    the marker start; on a tie, the one where the grammar kept back more) wins."""
+    if not shown or not arriving:
         return shown
     most = arriving + ALIGNMENT
     whole = min(len(shown), most)
@@ -249,17 +269,44 @@ def _held(shown: str, text: str, markers: tuple[str, ...]) -> str:
     return shown[:len(shown) - held]
 
 
+def _read_past(nodes: tuple[Node, ...], boundary: int) -> tuple[int, int]:
+    """How many characters of reasoning and of content a read's `nodes` take from the text at or past
+    `boundary`."""
+    reasoning = content = 0
+    todo = list(nodes)
+    while todo:
+        node = todo.pop()
+        if node.end <= boundary:
+            continue
+        if node.tag == REASONING:
+            reasoning += node.end - max(node.start, boundary)
+        elif node.tag == CONTENT:
+            content += node.end - max(node.start, boundary)
+        todo.extend(node.children)
+    return reasoning, content
+
+
 def hold_back(message: Message, text: str, markers: tuple[str, ...],
-              scans: list[ArgumentsScan] | None = None) -> Message:
+              scans: list[ArgumentsScan] | None = None,
+              nodes: Callable[[], tuple[Node, ...]] | None = None) -> Message:
     """A partial read without the start of a marker still arriving at the end of the input `text`, and each
-    call's arguments only up to their last closable point (`scans`, one per call, resume earlier scans)."""
+    call's arguments only up to their last closable point (`scans`, one per call, resume earlier scans). What
+    of reasoning and content lies inside the marker start is known from the read's `nodes` (asked for only
+    when a marker start arrives), else found by aligning them with the text's end."""
     if scans is None:
         scans = []
     scans.extend(ArgumentsScan() for _ in range(len(message.tool_calls) - len(scans)))
     calls = tuple(ToolCall(call.name, shown_arguments(call.arguments, scan), call.id)
                   for call, scan in zip(message.tool_calls, scans))
-    return Message(reasoning_content=_held(message.reasoning_content, text, markers),
-                   content=_held(message.content, text, markers), tool_calls=calls)
+    reasoning, content = message.reasoning_content, message.content
+    arriving = _arriving(text, markers) if reasoning or content else 0
+    if arriving and nodes is None:
+        reasoning, content = _held(reasoning, text, arriving), _held(content, text, arriving)
+    elif arriving:
+        in_reasoning, in_content = _read_past(nodes(), len(text) - arriving)
+        reasoning = reasoning[:len(reasoning) - min(in_reasoning, len(reasoning))]
+        content = content[:len(content) - min(in_content, len(content))]
+    return Message(reasoning_content=reasoning, content=content, tool_calls=calls)
 
 
 def keep_promises(final: Message, shown: Message) -> Message:
@@ -306,8 +353,9 @@ def _truncated(later: Message, mark: Mark) -> Message:
 
 class Reading:
     """A text read as it grows: each append parses on from where the last parse stopped or, where that parse
-    proved the appended text only lengthens a span open at the end (`reply.growth`), lengthens the last read
-    (unless the reader is not `fast`: the same reads, each parsed)."""
+    proved the appended text only lengthens a span open at the end (`reply.growth`), lengthens the last read;
+    once a parse never looked at the end of the text (`settled`), appends change nothing of the read (unless
+    the reader is not `fast`: the same reads, each parsed)."""
 
     def __init__(self, reader: Reader, text: str) -> None:
         self.reader = reader
@@ -315,11 +363,14 @@ class Reading:
         self.result: Result | None = None
         self.last = Message()
         self.growth: Growth | None = None
+        self.settled: Message | Rejected | None = None
 
     def grow(self, chunk: str) -> Message | Rejected:
         """The partial read (no problems) after appending `chunk`, or the refusal of the text so far (returned);
         Rejected (raised) when the text nests too deep to parse."""
         self.ctx.text += chunk
+        if self.settled is not None:
+            return self.settled
         found = self.growth
         if found is not None and not found.takes(chunk):
             found = self.growth = found.read_on(self.reader.arena, self.ctx)
@@ -336,11 +387,16 @@ class Reading:
         ctx.frontier = []
         with _deep_recursion():
             self.result = result = reader.arena.parse(ctx)
+        stays = reader.fast and (reader.arena.root.id, 0) in ctx.memo
         try:
             fresh, mapped = reader.mapped_read(ctx, result, partial=True, diagnose=False)
         except Rejected as refusal:
+            if stays:
+                self.settled = refusal
             return refusal
         self.last = fresh
+        if stays:
+            self.settled = fresh
         if reader.fast and mapped is not None and mapped.tail is not None:
             self.growth = growth(reader.parsers, ctx, result, mapped.tail)
         return fresh
@@ -352,6 +408,10 @@ class Reading:
             with _deep_recursion():
                 self.result = self.reader.arena.parse(self.ctx)
         return self.result
+
+    def nodes(self) -> tuple[Node, ...]:
+        """The nodes of the parse of the text so far (what the last read mapped)."""
+        return self.parsed().nodes
 
 
 class Replay:
@@ -370,7 +430,8 @@ class Replay:
         if read:
             fresh = self.reading.read()
             if not isinstance(fresh, Rejected):
-                self.shown = hold_back(fresh, self.reading.ctx.text, reader.markers, self.scans)
+                self.shown = hold_back(fresh, self.reading.ctx.text, reader.markers, self.scans,
+                                       self.reading.nodes)
         self.marks: list[Mark] | None = [_mark(self.shown)] if recorded else None
 
     def advance(self, text: str) -> Message:
@@ -380,7 +441,7 @@ class Replay:
         for char in text[done:]:
             fresh = reading.grow(char)
             if not isinstance(fresh, Rejected):
-                held = hold_back(fresh, reading.ctx.text, markers, self.scans)
+                held = hold_back(fresh, reading.ctx.text, markers, self.scans, reading.nodes)
                 if not held.empty and extends(self.shown, held):
                     self.shown = held
                     if marks is not None:
@@ -404,7 +465,9 @@ class Replay:
 
 
 class Stream:
-    """A reply read as it arrives: each feed parses on from where the last one stopped (`Reading`)."""
+    """A reply read as it arrives: each feed parses on from where the last one stopped (`Reading`), or shows
+    the last read lengthened where the parse proved only its open span grows (`growth.shown_grown`). Fed one
+    character at a time (and `fast`), a stream shows what a replay of it would (`Replay`) without replaying."""
 
     def __init__(self, reader: Reader) -> None:
         self.reader = reader
@@ -413,6 +476,8 @@ class Stream:
         self.replay = None if reader.fast else Replay(reader)
         self.scans: list[ArgumentsScan] = []
         self.refusal: Rejected | None = None
+        self.held: Message | None = None
+        self.by_char = reader.fast
 
     @property
     def ctx(self) -> Context:
@@ -433,16 +498,30 @@ class Stream:
         if self.refusal is not None:
             self.reading.ctx.text += chunk
             raise self.refusal
+        self.by_char = self.by_char and len(chunk) == 1
         try:
             with _deep_recursion():
+                shown_last = self.held is self.snapshot
+                self.held = None
                 fresh = self.reading.grow(chunk)
                 if isinstance(fresh, Rejected):
                     raise fresh
+                growing = self.reading.growth if shown_last and self.reading.result is None else None
+                if growing is not None:
+                    held = shown_grown(growing, fresh, self.snapshot, self.reading.ctx.text, self.scans,
+                                       self.reader.markers)
+                    if held is not None and (len(held.content) == len(self.snapshot.content)
+                                             or not self.reader.opens_call(held.content, len(self.snapshot.content))):
+                        self.snapshot = self.held = held
+                        return held
                 text = self.reading.ctx.text
-                held = hold_back(fresh, text, self.reader.markers, self.scans)
+                held = self.held = hold_back(fresh, text, self.reader.markers, self.scans, self.reading.nodes)
                 if (held.empty or not extends(self.snapshot, held)
                         or self.reader.opens_call(held.content, len(self.snapshot.content))):
-                    held = self.replayed(text[len(self.reader.prefix):])
+                    if not self.by_char:
+                        held = self.replayed(text[len(self.reader.prefix):])
+                    elif held.empty or not extends(self.snapshot, held):
+                        held = self.snapshot
                     if extends(self.snapshot, held):
                         self.snapshot = held
                 else:

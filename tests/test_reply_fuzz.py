@@ -131,6 +131,8 @@ def repeated_marker_starts(markers: tuple[str, ...], lead: str) -> list[str]:
     return texts
 
 
+GIGACHAT_REPEATED_RUN = ("</assistant_guidelines><|message_sep|><|message_sep|>\n\nfunction call<|role_sep|>\n"
+                         "</assistant_guidelines><|message_sep|>")
 REPEATED = [("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "Hello</</"),
             ("GigaChat3-10B-A1.8B.jinja", "Hi<|message_sep|><|message_sep|>"),
             ("Bielik-11B-v3.0-Instruct.jinja", "x</think>Hi<tool_call><tool_call>"),
@@ -141,7 +143,17 @@ REPEATED = [("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "Hello</</"),
             ("NVIDIA-Nemotron-Nano-v2.jinja", "x</think>Hi<T<TOOLCALL"),
             ("NVIDIA-Nemotron-Nano-v2.jinja", "</</</"),
             ("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", "Hello<t<tool_call"),
-            ("ByteDance-Seed-OSS.jinja", "</seed:think><seed:tool_call><seed:tool_call>")]
+            ("ByteDance-Seed-OSS.jinja", "</seed:think><seed:tool_call><seed:tool_call>"),
+            ("GigaChat3-10B-A1.8B.jinja", GIGACHAT_REPEATED_RUN)]
+
+
+def test_content_ending_far_before_a_marker_start_keeps_a_copy_of_it() -> None:
+    """GigaChat3 content read before a call it cannot read ends with the same 38 characters as the reply, whose
+    end is a marker start: the cut read holds back only what lies inside that marker start (nothing of the
+    content), as its streams show."""
+    reader, _ = reader_and_pieces("GigaChat3-10B-A1.8B.jinja")
+    cut = cut_reading(reader, GIGACHAT_REPEATED_RUN)
+    assert cut is not None and cut.content == "</assistant_guidelines><|message_sep|>"
 
 
 @pytest.mark.parametrize(("template", "text"), REPEATED)

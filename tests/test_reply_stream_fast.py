@@ -63,11 +63,15 @@ def both_ways(reader: reply.Reader, slow_reader: reply.Reader, text: str,
 
 
 def long_replies(s) -> list[str]:
-    """The template's own call turn with long reasoning, content and arguments (a long string, a long list)."""
+    """The template's own call turns with long reasoning, content and arguments (a long string, a long list,
+    an object and a list of the tool's schema)."""
     big = {"city": "Rio de Janeiro " * 40, "days": 4, "notes": ["a note", "b"] * 20}
+    event = {"event": {"title": "Lunch 'at' None", "place": {"city": "Oslo", "room": 3}},
+             "attendees": [f"a{i:03d} True" for i in range(40)]}
     turns = [written_turn(s, [("get_weather", big)], content="Let me check the weather. " * 20,
                           reasoning="I should look it up first. " * 20),
-             written_turn(s, [("run_code", {"language": "python", "code": "print('hi')\n" * 30})])]
+             written_turn(s, [("run_code", {"language": "python", "code": "print('hi')\n" * 30})]),
+             written_turn(s, [("create_event", event)])]
     return [turn for turn in turns if turn]
 
 
@@ -106,3 +110,29 @@ def test_fast_stream_matches_on_generated_replies(template: str) -> None:
         assert fast == slow, json.dumps(text)
 
     check()
+
+
+def reads(reader: reply.Reader, text: str) -> int:
+    """How many feeds of a character-by-character stream of `text` ran the grammar."""
+    stream = Stream(reader)
+    count = 0
+    for char in text:
+        before = stream.reading.result
+        stream.feed(char)
+        count += stream.reading.result is not None and stream.reading.result is not before
+    return count
+
+
+@pytest.mark.parametrize("template", ["Qwen3-Coder.jinja", "GLM-4.6.jinja", "deepseek-ai-DeepSeek-V3.2.jinja",
+                                      "Qwen-Qwen3-0.6B.jinja"])
+def test_long_arguments_stream_without_parsing(template: str) -> None:
+    """Inside a long string argument and a long JSON list argument (tagged XML parameters, or a JSON call)
+    a feed lengthens the read without running the grammar: only the feeds around the markup parse."""
+    s = next(s for s in sessions(template) if s.mode.label == "think/parallel")
+    reader = reply.open(s)
+    attendees = [f"attendee number {i:04d}" for i in range(150)]
+    text = written_turn(s, [("get_weather", {"city": "Rio de Janeiro " * 200}),
+                            ("create_event", {"event": {"title": "t"}, "attendees": attendees})])
+    assert text and len(text) > 6000
+    markup = len(text) - len("Rio de Janeiro " * 200) - len(json.dumps(attendees))
+    assert reads(reader, text) < markup, f"{template}: the long arguments were parsed feed by feed"

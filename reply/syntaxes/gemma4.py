@@ -5,7 +5,18 @@ mapper turns into JSON."""
 
 from __future__ import annotations
 
-from reply.chat import CONTENT, REASONING, TOOL, TOOL_ARGS, TOOL_NAME, Call, ChatBuilder, Mapped, escape_inner
+from reply.chat import (
+    CONTENT,
+    REASONING,
+    TOOL,
+    TOOL_ARGS,
+    TOOL_NAME,
+    Call,
+    ChatBuilder,
+    Mapped,
+    Tail,
+    escape_inner,
+)
 from reply.peg import Node, Parser
 from reply.request import Request
 from reply.syntaxes import Syntax
@@ -134,14 +145,19 @@ def _find(node: Node, tag: str) -> Node | None:
 
 
 def map_nodes(text: str, nodes: tuple[Node, ...]) -> Mapped:
-    """common_chat_peg_gemma4_mapper: reasoning, content and calls, arguments converted by to_json."""
+    """common_chat_peg_gemma4_mapper: reasoning, content and calls, arguments converted by to_json; the last
+    tagged node read shows as `tail` where it is reasoning or content."""
     out = Mapped()
 
     def visit(node: Node) -> None:
+        if node.tag:
+            out.tail = None
         if node.tag == REASONING:
             out.reasoning.append(text[node.start:node.end])
+            out.tail = Tail(node, "reasoning", "raw")
         elif node.tag == CONTENT:
             out.content.append(text[node.start:node.end])
+            out.tail = Tail(node, "content", "raw")
         elif node.tag == TOOL:
             name, args = _find(node, TOOL_NAME), _find(node, TOOL_ARGS)
             if name is not None and args is not None and not name.is_partial:

@@ -21,6 +21,7 @@ from reply.chat import (
     Call,
     ChatBuilder,
     Mapped,
+    Tail,
     escape_inner,
     tool_parameters,
 )
@@ -242,14 +243,19 @@ def _container_json(text: str, node: Node, is_object: bool, closed: bool) -> str
 
 def map_nodes(text: str, nodes: tuple[Node, ...]) -> Mapped:
     """common_chat_peg_minimax_m3_mapper: reasoning, content, and calls whose arguments are the XML elements
-    turned into JSON (a partial element or container left open); whitespace-only reasoning is kept."""
+    turned into JSON (a partial element or container left open); whitespace-only reasoning is kept; the last
+    tagged node read shows as `tail` where it is reasoning or content."""
     out = Mapped()
 
     def visit(node: Node) -> None:
+        if node.tag:
+            out.tail = None
         if node.tag == REASONING:
             out.reasoning.append(text[node.start:node.end])
+            out.tail = Tail(node, "reasoning", "raw")
         elif node.tag == CONTENT:
             out.content.append(text[node.start:node.end])
+            out.tail = Tail(node, "content", "raw")
         elif node.tag == TOOL:
             name = _find(node, TOOL_NAME)
             if name is not None:
