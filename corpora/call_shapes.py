@@ -25,6 +25,7 @@ COMMENTARY = "<|channel|>commentary"
 JSON_NUMBER = re.compile(r"(:\s*)4(\s*[,}])")
 ANALYSIS = "<|channel|>analysis"
 CJK_CITY = '東京 "渋谷" \\ {a: [1]}\n\tcafé ☀'
+RAW_BREAK_CITY = "Rio,\r\n\tLima"
 CALLING_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 TAG_PATTERN = re.compile(r"<[^<>\s]{1,40}>|\[[A-Z_]{3,}\]|<[A-Za-z_:]{2,30}(?=[\s=])")
 CLOSING_PATTERN = re.compile(r"</[^<>\s]{1,40}>")
@@ -51,6 +52,8 @@ class CallShape(str, Enum):
     DECOMPOSED_PROSE = "decomposed_unicode_prose_then_call"
     UNWRAPPED_VALUES = "argument_values_not_wrapped_in_newlines"
     EXTRA_PARAMETER = "parameter_not_in_schema"
+    RAW_LINE_BREAK = "raw_line_break_in_json_string"
+    OPTIONAL_FIRST = "optional_parameter_first"
 
 
 QUICK_SHAPES = (
@@ -66,6 +69,7 @@ QUICK_SHAPES = (
     CallShape.OBJECT_AS_TEXT,
     CallShape.UNWRAPPED_VALUES,
     CallShape.EXTRA_PARAMETER,
+    CallShape.RAW_LINE_BREAK,
 )
 
 
@@ -84,6 +88,7 @@ class Turn(str, Enum):
     OBJECT_AS_TEXT = "object_as_text"
     TAGS_IN_ARGUMENT = "tags_in_argument"
     EXTRA_PARAMETER = "extra_parameter"
+    OPTIONAL_FIRST = "optional_parameter_first"
 
 
 NATIVE_SHAPES = {
@@ -96,6 +101,7 @@ NATIVE_SHAPES = {
     CallShape.OBJECT_AS_TEXT: Turn.OBJECT_AS_TEXT,
     CallShape.MARKER_QUOTED: Turn.QUOTED_CALL,
     CallShape.EXTRA_PARAMETER: Turn.EXTRA_PARAMETER,
+    CallShape.OPTIONAL_FIRST: Turn.OPTIONAL_FIRST,
 }
 COMPOSABLE_SHAPES = (CallShape.PROSE_BEFORE, CallShape.MARKER_QUOTED, CallShape.TWO_CALLS_ONE_UNKNOWN)
 TRUTH_SHAPES = {
@@ -187,6 +193,18 @@ def weather_arguments(tools: ToolSet, city: str = "Rio", days: Any = 4) -> dict[
     return {tools.city: city, tools.days: days}
 
 
+def optional_first(tools: ToolSet) -> dict[str, Any] | None:
+    """The weather call's arguments with its optional parameters written before its required ones (None when
+    the weather tool has no optional parameter to put first)."""
+    tool = next(t for t in tools.defs if tool_name(t) == tools.weather)
+    required = set(tool.get("function", tool).get("parameters", {}).get("required", []))
+    arguments = weather_arguments(tools)
+    optional = {name: value for name, value in arguments.items() if name not in required}
+    if not optional or len(optional) == len(arguments):
+        return None
+    return {**optional, **{name: value for name, value in arguments.items() if name in required}}
+
+
 def turn_message(turn: Turn, tools: ToolSet, quoted: str, tag_code: str) -> dict[str, Any] | None:
     """The assistant message of a turn, or None where the tool set has no tool for it."""
     weather = call(tools.weather, weather_arguments(tools))
@@ -205,6 +223,9 @@ def turn_message(turn: Turn, tools: ToolSet, quoted: str, tag_code: str) -> dict
         calls = [call(tools.weather, weather_arguments(tools, CJK_CITY))]
     elif turn is Turn.EXTRA_PARAMETER:
         calls = [call(tools.weather, {**weather_arguments(tools), EXTRA_PARAMETER[0]: EXTRA_PARAMETER[1]})]
+    elif turn is Turn.OPTIONAL_FIRST:
+        ordered = optional_first(tools)
+        calls = [call(tools.weather, ordered)] if ordered else None
     elif turn is Turn.INTEGER_AS_TEXT:
         calls = [call(tools.weather, weather_arguments(tools, days="4"))]
     elif turn is Turn.BOOLEAN_AS_TEXT and tools.boolean:
@@ -318,6 +339,10 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
         if '"Rio"' not in body:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")
         return head + JSON_NUMBER.sub(r"\g<1>-0.45e+1\g<2>", body.replace('"Rio"', '"Rio\\/Lima"', 1), count=1)
+    if shape is CallShape.RAW_LINE_BREAK:
+        if '"Rio"' not in body:
+            return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")
+        return head + body.replace('"Rio"', f'"{RAW_BREAK_CITY}"', 1)
     if shape is CallShape.CALL_IN_ANALYSIS:
         if COMMENTARY not in body:
             return Skip(ORIGIN, shape.value, "the template writes no commentary channel")
