@@ -17,7 +17,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from fnmatch import fnmatch
 from pathlib import Path
@@ -40,6 +40,7 @@ REPORT_JSON = "mutants.json"
 REPORT_MD = "mutants.md"
 SHOWN_ROWS = 3
 SWEEP_START_SECONDS = 8.0
+WHOLE = "whole"
 
 
 class MutationError(Exception):
@@ -71,6 +72,20 @@ class Settings:
     jobs: int = 2
     project: Path = PROJECT_ROOT
     max_templates: int | None = None
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One sweep of a mutant: the `--templates` globs (None: every template) and the chunking (None: the
+    profile's)."""
+
+    templates: str | None
+    chunking: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The templates as the report shows them, with the chunking when it is not the profile's."""
+        return (self.templates or "*") + (f" ({self.chunking})" if self.chunking else "")
 
 
 @dataclass(frozen=True)
@@ -152,7 +167,9 @@ def equivalents_file(path: Path | None) -> dict[str, str]:
     return known
 
 
-def sweep_argv(settings: Settings, out: Path, templates: str | None, workers: int = 0) -> list[str]:
+def sweep_argv(
+    settings: Settings, out: Path, templates: str | None, workers: int = 0, chunking: str | None = None
+) -> list[str]:
     """The sweep command of one run, with the project's chatparity."""
     argv = [
         sys.executable,
@@ -172,6 +189,7 @@ def sweep_argv(settings: Settings, out: Path, templates: str | None, workers: in
         ("--templates", templates),
         ("--mode", settings.mode),
         ("--oracle-cache", settings.oracle_cache),
+        ("--chunking", chunking),
     ):
         if value:
             argv += [flag, value]
@@ -233,6 +251,7 @@ class Reference:
     unexpected: frozenset[tuple[str, str]]
     seconds_per_template: float = 0.0
     templates: int = 0
+    whole_share: float = 1.0
     trace: dict[str, dict[int, set[str]]] = field(default_factory=dict)
 
 
@@ -277,6 +296,7 @@ def reference(settings: Settings, templates: str | None) -> Reference:
         unexpected_keys(classify_run(run, divergences_of(run, settings.project))),
         seconds * max(1, settings.jobs) / swept,
         swept,
+        float((run.rows["chunking"] == WHOLE).mean()) if len(run.rows) else 1.0,
         traced_calls(settings, templates),
     )
 
@@ -286,7 +306,7 @@ def traced_calls(settings: Settings, templates: str | None) -> dict[str, dict[in
     in one traced process (harness.sweep_trace)."""
     file = settings.out / "trace.json"
     argv = [sys.executable, "-m", "harness.sweep_trace", str(settings.source), str(file)]
-    argv += sweep_argv(settings, settings.out / "trace-run", templates)[3:] + ["--chunking", "whole"]
+    argv += sweep_argv(settings, settings.out / "trace-run", templates, chunking=WHOLE)[3:]
     status = run_command(
         argv,
         copy_environment(settings.source.parent, settings.project),
@@ -335,15 +355,43 @@ def narrowed(
     return None if selection is None and chosen == names else ",".join(chosen)
 
 
-def estimate(selections: list[str | None], reference: Reference, settings: Settings) -> str:
-    """How long the mutants' sweeps should take, from the reference sweep's time per template."""
-    counts = [reference.templates if selection is None else len(selection.split(",")) for selection in selections]
-    seconds = sum(SWEEP_START_SECONDS + reference.seconds_per_template * count for count in counts)
+def sweeps_of(
+    mutant: Mutant,
+    selection: str | None,
+    trace: dict[str, dict[int, set[str]]],
+    settings: Settings,
+    syntax_of: dict[str, str],
+) -> list[Sweep]:
+    """A mutant's sweeps: at every chunking over the templates `narrowed` picks; then, when --max-templates
+    left some out, the whole reads of every template whose sessions run its function (a change that alters a
+    few templates' reading is caught there, whichever few the cap picked)."""
+    capped = narrowed(mutant, selection, trace, settings, syntax_of)
+    every = narrowed(mutant, selection, trace, replace(settings, max_templates=None), syntax_of)
+    return [Sweep(capped)] if every == capped else [Sweep(capped), Sweep(every, WHOLE)]
+
+
+def estimate(plans: list[list[Sweep]], reference: Reference, settings: Settings) -> str:
+    """How long the mutants' sweeps should take (the most a mutant takes when no sweep kills it), from the
+    reference sweep's time per template and its share of whole reads."""
+
+    def count(sweep: Sweep) -> int:
+        return reference.templates if sweep.templates is None else len(sweep.templates.split(","))
+
+    seconds = sum(
+        SWEEP_START_SECONDS
+        + reference.seconds_per_template * count(sweep) * (reference.whole_share if sweep.chunking else 1.0)
+        for sweeps in plans
+        for sweep in sweeps
+    )
     minutes = seconds / max(1, settings.jobs) / 60
-    mean = sum(counts) / len(counts) if counts else 0.0
+    streamed = [count(sweeps[0]) for sweeps in plans]
+    mean = sum(streamed) / len(streamed) if streamed else 0.0
+    whole = sum(1 for sweeps in plans if len(sweeps) > 1)
     return (
-        f"estimate: {len(counts)} mutants to sweep over {mean:.1f} templates each, "
-        f"{reference.seconds_per_template:.1f}s per template: about {minutes:.0f} minutes on {settings.jobs} jobs"
+        f"estimate: {len(plans)} mutants to sweep over {mean:.1f} templates each"
+        + (f" ({whole} of them then read whole over every template running their function)" if whole else "")
+        + f", {reference.seconds_per_template:.1f}s per template: about {minutes:.0f} minutes on "
+        f"{settings.jobs} jobs"
     )
 
 
@@ -390,10 +438,9 @@ def verdict_of(reference: Reference, run_dir: Path, project: Path) -> tuple[str,
     return "; ".join(reasons), note
 
 
-def check_mutant(
-    mutant: Mutant, settings: Settings, reference: Reference | None, served: str | None
-) -> Result:
-    """Apply one mutant to a temporary copy of the source and sweep and gate it (or run the test command)."""
+def check_mutant(mutant: Mutant, settings: Settings, reference: Reference | None, sweeps: list[Sweep]) -> Result:
+    """Apply one mutant to a temporary copy of the source and sweep and gate it, sweep after sweep until a gate
+    fails (or run the test command over the first sweep's templates)."""
     started = time.monotonic()
     original = (settings.source / mutant.file).read_text(encoding="utf-8")
     diff = mutant.diff(original)
@@ -404,6 +451,7 @@ def check_mutant(
         (copy / mutant.file).write_text(mutant.apply(original), encoding="utf-8")
         out = root / "run"
         log = settings.out / "logs" / f"{mutant.id}.log"
+        served = sweeps[0].templates
         if settings.test_command:
             command = settings.test_command.format(
                 dir=shlex.quote(str(copy)), out=shlex.quote(str(out)), templates=shlex.quote(served or "*")
@@ -414,15 +462,20 @@ def check_mutant(
                 ("", "the test command passed") if status == 0 else (f"the test command exited {status}", "")
             )
         else:
-            status = run_command(
-                sweep_argv(settings, out, served),
-                copy_environment(root, settings.project),
-                settings.timeout,
-                log,
-                settings.project,
-            )
             assert reference is not None
-            reason, note = verdict_of(reference, out, settings.project) if status is not None else ("", "")
+            for number, sweep in enumerate(sweeps):
+                out = root / f"run{number}"
+                status = run_command(
+                    sweep_argv(settings, out, sweep.templates, chunking=sweep.chunking),
+                    copy_environment(root, settings.project),
+                    settings.timeout,
+                    log.with_name(f"{mutant.id}.{number}.log") if number else log,
+                    settings.project,
+                )
+                reason, note = verdict_of(reference, out, settings.project) if status is not None else ("", "")
+                if status is None or reason:
+                    break
+            served = sweep.label
     seconds = time.monotonic() - started
     if status is None:
         return Result(
@@ -478,7 +531,7 @@ def mutation_check(
         else:
             to_run.append(mutant)
     swept: Reference | None = None
-    chosen = dict(served)
+    chosen = {mutant.id: [Sweep(served[mutant.id])] for mutant in to_run}
     if not settings.test_command and to_run:
         needed = {served[mutant.id] for mutant in to_run}
         union = settings.templates if None in needed else ",".join(
@@ -487,7 +540,7 @@ def mutation_check(
         swept = reference(settings, union)
         syntax_of = {name: syntax for syntax, names in syntaxes.items() for name in names}
         chosen = {
-            mutant.id: narrowed(mutant, served[mutant.id], swept.trace, settings, syntax_of) for mutant in to_run
+            mutant.id: sweeps_of(mutant, served[mutant.id], swept.trace, settings, syntax_of) for mutant in to_run
         }
         notify(estimate([chosen[mutant.id] for mutant in to_run], swept, settings))
     with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -75,17 +76,18 @@ def test_wrong_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 @pytest.mark.oracle
-def test_a_python_mutant_is_swept_from_a_copy_and_killed_by_the_gate(
+def test_a_python_mutant_of_a_frozen_copy_is_swept_from_a_copy_and_killed_by_the_gate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reply = PROJECT / "reply"
+    reply = tmp_path / "frozen" / "reply_src"
+    shutil.copytree(PROJECT / "reply", reply, ignore=shutil.ignore_patterns("__pycache__"))
     mutants = mutants_of(reply, reply / "syntaxes" / "hermes.py")
     build = next(m for m in mutants if m.operator == "return" and "autoparser.build" in m.original)
     before = tree_digest(reply)
     out = tmp_path / "out"
     status = cli.main([
-        "mutate", "--source", str(reply), "--files", "hermes.py", "--only", build.id, "--templates", QWEN3,
-        "--out", str(out), "-j", "1",
+        "mutate", "--source", str(reply), "--package", "reply", "--files", "hermes.py", "--only", build.id,
+        "--templates", QWEN3, "--out", str(out), "-j", "1",
     ])
     assert status == 0
     checked = report(out)[build.id]

@@ -48,6 +48,11 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         help="the parser's source directory, copied per mutant (default: reply)",
     )
     parser.add_argument(
+        "--package",
+        help="the name the copies of --source are imported under (default: the --source directory's name); "
+        "e.g. --source /tmp/frozen/reply_src --package reply mutates a frozen copy of reply",
+    )
+    parser.add_argument(
         "--files", default="*.py", help="file-name glob of the files to mutate (default: *.py)"
     )
     parser.add_argument("--parser", default="reply", help="the parser spec the sweep runs (default: reply)")
@@ -123,7 +128,7 @@ def checked(args: argparse.Namespace, snapshot_root: Path, prog: str) -> int:
         snapshot = Path(
             shutil.copytree(
                 args.source,
-                snapshot_root / args.source.resolve().name,
+                snapshot_root / (args.package or args.source.resolve().name),
                 ignore=shutil.ignore_patterns("__pycache__"),
             )
         )
