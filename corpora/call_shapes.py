@@ -26,6 +26,9 @@ JSON_NUMBER = re.compile(r"(:\s*)4(\s*[,}])")
 ANALYSIS = "<|channel|>analysis"
 CJK_CITY = '東京 "渋谷" \\ {a: [1]}\n\tcafé ☀'
 RAW_BREAK_CITY = "Rio,\r\n\tLima"
+JSON_NAME_FIELD = re.compile(r'\{(\s*)"name"(\s*):')
+OPENAI_TYPE_FIELD = '"type": "function", '
+BARE_INTEGER = re.compile(r"(?<=[>=])(\s*)4(?=\s*[<,)])")
 CALLING_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 TAG_PATTERN = re.compile(r"<[^<>\s]{1,40}>|\[[A-Z_]{3,}\]|<[A-Za-z_:]{2,30}(?=[\s=])")
 CLOSING_PATTERN = re.compile(r"</[^<>\s]{1,40}>")
@@ -54,6 +57,8 @@ class CallShape(str, Enum):
     EXTRA_PARAMETER = "parameter_not_in_schema"
     RAW_LINE_BREAK = "raw_line_break_in_json_string"
     OPTIONAL_FIRST = "optional_parameter_first"
+    OPENAI_TYPE_FIELD = "openai_type_field_in_call"
+    PYTHON_QUOTED_VALUE = "python_quoted_argument_value"
 
 
 QUICK_SHAPES = (
@@ -70,6 +75,8 @@ QUICK_SHAPES = (
     CallShape.UNWRAPPED_VALUES,
     CallShape.EXTRA_PARAMETER,
     CallShape.RAW_LINE_BREAK,
+    CallShape.OPENAI_TYPE_FIELD,
+    CallShape.PYTHON_QUOTED_VALUE,
 )
 
 
@@ -119,6 +126,7 @@ EXEMPT_CHECKS = {
     CallShape.OBJECT_AS_TEXT: ("arguments_schema",),
     CallShape.JSON_FORMS: ("arguments_schema",),
     CallShape.EXTRA_PARAMETER: ("arguments_schema",),
+    CallShape.PYTHON_QUOTED_VALUE: ("arguments_schema",),
     CallShape.NO_OPENING_WRAPPER: ("no_leakage",),
     CallShape.CALL_IN_THOUGHT: ("no_leakage",),
 }
@@ -343,6 +351,16 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
         if '"Rio"' not in body:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")
         return head + body.replace('"Rio"', f'"{RAW_BREAK_CITY}"', 1)
+    if shape is CallShape.OPENAI_TYPE_FIELD:
+        field = JSON_NAME_FIELD.search(body)
+        if field is None or '"type"' in body:
+            return Skip(ORIGIN, shape.value, "the written call is no JSON object with a name field")
+        return head + body[:field.start()] + "{" + field.group(1) + OPENAI_TYPE_FIELD + body[field.start() + 1:]
+    if shape is CallShape.PYTHON_QUOTED_VALUE:
+        value = BARE_INTEGER.search(body)
+        if value is None:
+            return Skip(ORIGIN, shape.value, "the written call has no integer value outside JSON")
+        return head + body[:value.end() - 1] + "'4'" + body[value.end():]
     if shape is CallShape.CALL_IN_ANALYSIS:
         if COMMENTARY not in body:
             return Skip(ORIGIN, shape.value, "the template writes no commentary channel")

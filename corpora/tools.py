@@ -92,6 +92,13 @@ BOOK_TRIP = _function(
         "notes": {"description": "Anything else, in any form (no type)."},
         "reference": {},
         "refundable": {"type": "boolean"},
+        "hotel": {
+            "anyOf": [
+                {"type": "object", "properties": {"name": {"type": "string"}, "nights": {"type": "integer"}}},
+                {"type": "null"},
+            ],
+            "description": "An optional object, as Optional[Model] schemas write it.",
+        },
     },
     ["destination", "travellers"],
 )
@@ -115,6 +122,26 @@ TYPED_TRIP = {
 objects, nested objects, untyped values (an object and a number), a digit string typed as a nullable string, a
 string holding a carriage return, a number where a string or an integer may be, and a boolean nested in an
 object; the required parameters first, as llama.cpp's grammars for parameter-tag formats expect."""
+
+STRICT_TRIP = {
+    "destination": "Oslo",
+    "travellers": [{"name": "Ana", "age": 34}],
+    "cabin": "economy",
+    "api_version": "v2",
+    "return_date": "2027-01-15",
+    "budget": None,
+    "seats": 1,
+    "gate": None,
+    "memo": "2048",
+    "flight": "LA815",
+    "preferences": {"window": False, "meals": []},
+    "refundable": True,
+    "hotel": {"name": "Fjord Inn", "nights": 3},
+}
+"""Arguments of book_trip giving a value to every typed parameter and none to the untyped ones (as strict schemas
+allow): a string and a null where anyOf allows either, a null where the type is a list, a string of digits for a
+string parameter, a string where a string or an integer may be, a top-level boolean true and an object where
+anyOf allows an object or a null; the required parameters first."""
 
 SWEEP_TOOLS: tuple[dict[str, Any], ...] = (*STANDARD_TOOLS, BOOK_TRIP)
 """The tools of a typed-tools session: the standard set and a tool whose schemas vary as real APIs' do."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from chatparity.model import ToolMode
 from corpora.conversations import call
-from corpora.tools import TYPED_TRIP
+from corpora.tools import STRICT_TRIP, TYPED_TRIP
 
 CONTENT = "It is sunny in Rio today, 31 °C."
 REASONING = "The user asks about Rio. The forecast says sunny, so I answer directly."
@@ -71,4 +71,5 @@ TURN_SHAPES: tuple[TurnShape, ...] = (
     TurnShape("reasoning_call", _assistant(reasoning=REASONING, calls=[WEATHER]), CALL_MODES),
     TurnShape("no_args_call", _assistant(calls=[call("get_time", {})]), CALL_MODES),
     TurnShape("typed_call", _assistant(calls=[call("book_trip", TYPED_TRIP)]), CALL_MODES),
+    TurnShape("strictly_typed_call", _assistant(calls=[call("book_trip", STRICT_TRIP)]), CALL_MODES),
 )

@@ -88,12 +88,12 @@ class Growth:
 
 @lru_cache(maxsize=64)
 def marker_starts(markers: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """The starts of the markers (each but the whole marker) by their last character."""
-    found: dict[str, list[str]] = {}
+    """The starts of the markers (each but the whole marker) by their last character, longest first."""
+    found: dict[str, set[str]] = {}
     for marker in markers:
         for size in range(1, len(marker)):
-            found.setdefault(marker[size - 1], []).append(marker[:size])
-    return {last: tuple(starts) for last, starts in found.items()}
+            found.setdefault(marker[size - 1], set()).add(marker[:size])
+    return {last: tuple(sorted(starts, key=lambda start: (-len(start), start))) for last, starts in found.items()}
 
 
 def shown_grown(grown: Growth, read: Message, shown: Message, text: str, scans: list[ArgumentsScan],

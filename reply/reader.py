@@ -10,7 +10,7 @@ from typing import Any
 from chatparity.model import PINNED_NOW
 from reply.analysis import trim_whitespace
 from reply.chat import CONTENT, REASONING, ChatBuilder, Mapped
-from reply.growth import Growth, growth, parsers_by_id, shown_grown
+from reply.growth import Growth, growth, marker_starts, parsers_by_id, shown_grown
 from reply.messages import Message, Problem, Rejected, RenderFailed, ToolCall, Unsupported
 from reply.peg import Arena, Context, Node, Parser, Result, Status
 from reply.problems import find_problems
@@ -226,20 +226,14 @@ class Reader:
         return message, mapped
 
 
-@lru_cache(maxsize=64)
-def _marker_chars(markers: tuple[str, ...]) -> frozenset[str]:
-    return frozenset("".join(markers))
-
-
 ALIGNMENT = 64
 
 
 def _arriving(text: str, markers: tuple[str, ...]) -> int:
     """How many of the text's last characters are the start of a marker still arriving (0 when none)."""
-    if not text or text[-1] not in _marker_chars(markers):
+    if not text:
         return 0
-    return max((next((size for size in range(len(marker) - 1, 0, -1) if text.endswith(marker[:size])), 0)
-                for marker in markers), default=0)
+    return next((len(start) for start in marker_starts(markers).get(text[-1], ()) if text.endswith(start)), 0)
 
 
 def _common_suffix(first: str, second: str, second_end: int, most: int) -> int:

@@ -256,9 +256,12 @@ def check(baseline: Baseline, run: Run, verdict: Verdict) -> GateResult:
     return GateResult(rows=rows, not_run=not_run, verdict=verdict, checked=checked, lost=tuple(run.lost))
 
 
-def update(baseline: Baseline, run: Run) -> Baseline:
-    """The baseline with the rows that ran replaced by their new outcomes; rows that did not run are kept."""
+def update(baseline: Baseline, run: Run, prune: bool = False) -> Baseline:
+    """The baseline with the rows that ran replaced by their new outcomes; rows that did not run are kept, or
+    dropped when `prune` (the run covers all the baseline should hold: a corpus change retired them)."""
     fresh = run_outcomes(run)
     ran = pd.MultiIndex.from_frame(fresh[["case_id", "chunking"]])
     kept = baseline.outcomes[~pd.MultiIndex.from_frame(baseline.outcomes[["case_id", "chunking"]]).isin(ran)]
+    if prune:
+        kept = kept.iloc[0:0]
     return Baseline(outcomes=pd.concat([kept, fresh], ignore_index=True), stamp=baseline_stamp(run))

@@ -41,6 +41,7 @@ REPORT_MD = "mutants.md"
 SHOWN_ROWS = 3
 SWEEP_START_SECONDS = 8.0
 WHOLE = "whole"
+FOLLOW_UP = "whole,char3"
 
 
 class MutationError(Exception):
@@ -251,7 +252,7 @@ class Reference:
     unexpected: frozenset[tuple[str, str]]
     seconds_per_template: float = 0.0
     templates: int = 0
-    whole_share: float = 1.0
+    follow_up_share: float = 1.0
     trace: dict[str, dict[int, set[str]]] = field(default_factory=dict)
 
 
@@ -296,7 +297,7 @@ def reference(settings: Settings, templates: str | None) -> Reference:
         unexpected_keys(classify_run(run, divergences_of(run, settings.project))),
         seconds * max(1, settings.jobs) / swept,
         swept,
-        float((run.rows["chunking"] == WHOLE).mean()) if len(run.rows) else 1.0,
+        float(run.rows["chunking"].isin(FOLLOW_UP.split(",")).mean()) if len(run.rows) else 1.0,
         traced_calls(settings, templates),
     )
 
@@ -363,23 +364,23 @@ def sweeps_of(
     syntax_of: dict[str, str],
 ) -> list[Sweep]:
     """A mutant's sweeps: at every chunking over the templates `narrowed` picks; then, when --max-templates
-    left some out, the whole reads of every template whose sessions run its function (a change that alters a
-    few templates' reading is caught there, whichever few the cap picked)."""
+    left some out, the whole reads and 3-character streams of every template whose sessions run its function (a
+    change that alters a few templates' reading or streaming is caught there, whichever few the cap picked)."""
     capped = narrowed(mutant, selection, trace, settings, syntax_of)
     every = narrowed(mutant, selection, trace, replace(settings, max_templates=None), syntax_of)
-    return [Sweep(capped)] if every == capped else [Sweep(capped), Sweep(every, WHOLE)]
+    return [Sweep(capped)] if every == capped else [Sweep(capped), Sweep(every, FOLLOW_UP)]
 
 
 def estimate(plans: list[list[Sweep]], reference: Reference, settings: Settings) -> str:
     """How long the mutants' sweeps should take (the most a mutant takes when no sweep kills it), from the
-    reference sweep's time per template and its share of whole reads."""
+    reference sweep's time per template and the share of its rows the follow-up chunkings take."""
 
     def count(sweep: Sweep) -> int:
         return reference.templates if sweep.templates is None else len(sweep.templates.split(","))
 
     seconds = sum(
         SWEEP_START_SECONDS
-        + reference.seconds_per_template * count(sweep) * (reference.whole_share if sweep.chunking else 1.0)
+        + reference.seconds_per_template * count(sweep) * (reference.follow_up_share if sweep.chunking else 1.0)
         for sweeps in plans
         for sweep in sweeps
     )
@@ -389,7 +390,8 @@ def estimate(plans: list[list[Sweep]], reference: Reference, settings: Settings)
     whole = sum(1 for sweeps in plans if len(sweeps) > 1)
     return (
         f"estimate: {len(plans)} mutants to sweep over {mean:.1f} templates each"
-        + (f" ({whole} of them then read whole over every template running their function)" if whole else "")
+        + (f" ({whole} of them then read whole and at char3 over every template running their function)"
+           if whole else "")
         + f", {reference.seconds_per_template:.1f}s per template: about {minutes:.0f} minutes on "
         f"{settings.jobs} jobs"
     )

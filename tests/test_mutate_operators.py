@@ -157,7 +157,7 @@ def test_a_mutant_is_swept_over_the_templates_that_run_its_function(tmp_path: Pa
     )
 
 
-def test_a_capped_mutant_then_reads_every_template_running_its_function_whole(tmp_path: Path) -> None:
+def test_a_capped_mutant_then_reads_and_streams_every_template_running_its_function(tmp_path: Path) -> None:
     (tmp_path / "core.py").write_text("LIMIT = 1\n\n\ndef read(text):\n    return text[:LIMIT]\n", encoding="utf-8")
     syntax_of = {"a1.jinja": "a", "b1.jinja": "b", "c1.jinja": "c"}
     mutant = Mutant("core.py", 5, 21, 5, 26, "constant", "LIMIT", "2")
@@ -165,9 +165,9 @@ def test_a_capped_mutant_then_reads_every_template_running_its_function_whole(tm
     settings = Settings(source=tmp_path, out=tmp_path / "out")
     assert sweeps_of(mutant, None, trace, settings, syntax_of) == [Sweep(None)]
     streamed, whole = sweeps_of(mutant, None, trace, replace(settings, max_templates=2), syntax_of)
-    assert whole == Sweep(None, "whole")
+    assert whole == Sweep(None, "whole,char3")
     assert streamed.chunking is None and len(str(streamed.templates).split(",")) == 2
     assert sweeps_of(mutant, "a*,b*", trace, replace(settings, max_templates=1), syntax_of)[1] == Sweep(
-        "a1.jinja,b1.jinja", "whole"
+        "a1.jinja,b1.jinja", "whole,char3"
     )
     assert sweeps_of(mutant, None, trace, replace(settings, max_templates=3), syntax_of) == [Sweep(None)]

@@ -93,6 +93,20 @@ def test_update_rewrites_only_the_rows_that_ran(tmp_path: Path, baseline: Path) 
     }
 
 
+def test_update_with_prune_drops_the_rows_a_corpus_change_retired(
+    tmp_path: Path, baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    retired = {key: value for key, value in BASE.items() if key[0] != "c3"}
+    head = run_with(tmp_path / "head", {**retired, ("c9", "whole"): ("match", "")})
+    assert gate_main(["--baseline", str(baseline), "--update", "--prune", str(head)], PROG) == 0
+    assert "1 dropped" in capsys.readouterr().out
+    outcomes = read_baseline(baseline).outcomes.set_index(["case_id", "chunking"])["outcome"].to_dict()
+    assert set(outcomes) == {("c1", "whole"), ("c1", "char"), ("c2", "whole"), ("c9", "whole")}
+    assert gate_main(["--baseline", str(baseline), str(head)], PROG) == 0
+    assert "0 baseline rows not run" in capsys.readouterr().out
+    assert gate_main(["--baseline", str(baseline), "--prune", str(head)], PROG) == 2
+
+
 def test_unexpected_matches_and_stale_entries_fail_the_gate(
     tmp_path: Path, baseline: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

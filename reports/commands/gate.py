@@ -108,6 +108,11 @@ def main(argv: list[str], prog: str) -> int:
     )
     parser.add_argument("--update", action="store_true", help="rewrite the baseline rows that ran in RUN")
     parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="with --update, drop the baseline rows RUN did not run (cases a corpus change retired)",
+    )
+    parser.add_argument(
         "--divergences",
         type=Path,
         help="the known-divergences file (default: those of the run's parser, as its stamp names them)",
@@ -129,6 +134,8 @@ def main(argv: list[str], prog: str) -> int:
                 f"the run's parser {run.stamp.get('parser')!r} has no expectations directory "
                 "(sweep it with --expectations DIR, or name a --baseline)"
             )
+        if args.prune and not args.update:
+            raise BaselineError("--prune only goes with --update")
         if not args.update and not (args.baseline / OUTCOMES).is_file():
             raise BaselineError(
                 f"{args.baseline}: no baseline here (create one with --update RUN)"
@@ -140,10 +147,13 @@ def main(argv: list[str], prog: str) -> int:
             print(f"{prog}: WARNING: pins differ from the baseline's: {difference}", file=sys.stderr)
         if args.update:
             updated = update(baseline, run)
+            stale = len(updated.outcomes) - len(run.rows)
+            if args.prune:
+                updated = update(baseline, run, prune=True)
             write_baseline(args.baseline, updated)
             print(
                 f"{prog}: {args.baseline}: {len(run.rows)} rows rewritten from {run.directory}, "
-                f"{len(updated.outcomes) - len(run.rows)} kept"
+                f"{stale} {'dropped' if args.prune else 'kept'}"
             )
             return 0
         verdict = classify_run(run, args.divergences)

@@ -1,0 +1,44 @@
+"""The quick corpus holds calls as models write them beyond the template's own text: an OpenAI `"type"` field in
+a JSON call, a Python-quoted integer, and a strictly typed call (nulls, a digit string, a top-level boolean, an
+object under anyOf), each streamed in the quick profile."""
+
+from __future__ import annotations
+
+from chatparity.model import Reply
+from corpora.catalog import plan, replies
+from harness.profiles import rules_of
+
+
+def quick_reply(template: str, mode: str, shape: str, conversation: str = "single") -> Reply:
+    """The one quick reply of a shape in a template's session of a mode."""
+    (session,) = [s for s in plan("quick", template, None, mode) if s.session.conversation == conversation]
+    (found,) = [reply for reply in replies(session, "quick") if reply.shape == shape]
+    return found
+
+
+def test_a_json_call_carries_an_openai_type_field_before_its_name() -> None:
+    reply = quick_reply("Qwen-Qwen3-0.6B.jinja", "think/auto", "openai_type_field_in_call")
+    assert '{"type": "function", "name": "get_weather", "arguments":' in reply.text
+    assert rules_of("quick").applies("char3", reply, "think/auto")
+
+
+def test_an_integer_value_written_outside_json_is_python_quoted() -> None:
+    kimi = quick_reply("Kimi-K3.jinja", "think/auto", "python_quoted_argument_value")
+    assert "type=\"number\"<|sep|>'4'<|close|>argument" in kimi.text and "arguments_schema" in kimi.exempt
+    lfm2 = quick_reply("LFM2.5-8B-A1B.jinja", "think/auto", "python_quoted_argument_value")
+    assert "days='4'" in lfm2.text
+    assert rules_of("quick").applies("char3", kimi, "think/auto")
+
+
+def test_a_template_writing_integers_only_in_json_skips_the_python_quote() -> None:
+    (session,) = [s for s in plan("quick", "Qwen-Qwen3-0.6B.jinja", None, "think/auto")
+                  if s.session.conversation == "single"]
+    assert "python_quoted_argument_value" not in {reply.shape for reply in replies(session, "quick")}
+
+
+def test_a_strictly_typed_call_is_written_as_each_template_writes_its_types() -> None:
+    lfm2 = quick_reply("LFM2.5-8B-A1B.jinja", "think/parallel", "strictly_typed_call", "typed_tools")
+    assert "refundable=True" in lfm2.text and "memo='2048'" in lfm2.text and "budget=None" in lfm2.text
+    minimax = quick_reply("MiniMax-M3.jinja", "think/parallel", "strictly_typed_call", "typed_tools")
+    assert "<hotel>]<]minimax[>[<name>Fjord Inn" in minimax.text
+    assert rules_of("quick").applies("char3", minimax, "think/parallel")
