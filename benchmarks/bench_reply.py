@@ -89,13 +89,14 @@ def corpus(only: set[str] | None = None) -> list[tuple[str, Session, list[str]]]
     return out
 
 
-def timed(action, *args, repeat: int = 1) -> float:
-    """Seconds of the fastest of `repeat` runs of `action(*args)` (the least disturbed by other load)."""
+def timed(action, *args, repeat: int = 1, clock=time.perf_counter) -> float:
+    """Seconds of the fastest of `repeat` runs of `action(*args)` (the least disturbed by other load), by
+    `clock` (wall time unless told, e.g. time.process_time for CPU time)."""
     best = float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         action(*args)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return best
 
 
@@ -189,16 +190,6 @@ def fed_by_char(reader: reply.Reader, text: str) -> tuple[float, float, int]:
     return elapsed, spent, stream.examined
 
 
-def cpu_timed(action, *args, repeat: int) -> float:
-    """CPU seconds of the fastest of `repeat` runs of `action(*args)`."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        action(*args)
-        best = min(best, time.process_time() - start)
-    return best
-
-
 def streaming(sizes: list[int], only: set[str] | None = None) -> None:
     """Per-character stream against whole parse, per syntax at growing reply sizes: the per-character stream
     within STREAM_TARGET times the whole parse, and its per-chunk overhead within CHUNK_TARGET µs (the
@@ -212,7 +203,7 @@ def streaming(sizes: list[int], only: set[str] | None = None) -> None:
         for size in sizes:
             text = long_turn(s, size)
             fed_by_char(reader, text[:WARM_UP])
-            whole, whole_cpu = timed(reader.parse, text, repeat=5), cpu_timed(reader.parse, text, repeat=5)
+            whole, whole_cpu = timed(reader.parse, text, repeat=5), timed(reader.parse, text, repeat=5, clock=time.process_time)
             elapsed, spent, examined = fed_by_char(reader, text)
             rows.append([syntax, len(text), f"{whole * 1e3:.2f}", f"{elapsed * 1e3:,.0f}",
                          f"{elapsed / len(text) * 1e6:.2f}", f"{(elapsed - whole) / len(text) * 1e6:.2f}",

@@ -42,6 +42,12 @@ class CallTrace:
         if file is not None:
             self.calls.setdefault(self.template, set()).add((file, frame.f_code.co_firstlineno))
 
+    def begin(self, template: str) -> None:
+        """A session of `template` starts: name it, and trace this thread anew (Python drops a tracer that
+        raised, as one does on a RecursionError deep in a render or a parse)."""
+        self.template = template
+        sys.settrace(self.on_call)
+
     def install(self) -> None:
         """Trace every thread from now on (the parser imported after this, so its module bodies count as run at
         import), and name the template of each session the sweep runs."""
@@ -53,7 +59,7 @@ class CallTrace:
         original = SessionRunner.run
 
         def run(runner: SessionRunner) -> Any:
-            trace.template = runner.planned.session.template
+            trace.begin(runner.planned.session.template)
             try:
                 return original(runner)
             finally:

@@ -125,13 +125,30 @@ def sample(mutants: Sequence[Mutant], size: int | None, seed: int) -> list[Mutan
     return [mutants[index] for index in sorted(drawn)]
 
 
+def in_syntax_module(mutant: Mutant) -> bool:
+    """Whether the mutant lies in a module under syntaxes/."""
+    parts = Path(mutant.file).parts
+    return len(parts) >= 2 and parts[-2] == SYNTAX_DIRECTORY
+
+
 def served_templates(mutant: Mutant, syntaxes: dict[str, list[str]]) -> list[str] | None:
     """The templates a mutant's code serves: those of the syntax a module under syntaxes/ is named after,
     or None (every template) for the rest of the parser."""
-    parts = Path(mutant.file).parts
-    if len(parts) >= 2 and parts[-2] == SYNTAX_DIRECTORY:
-        return syntaxes.get(Path(parts[-1]).stem)
+    if in_syntax_module(mutant):
+        return syntaxes.get(Path(mutant.file).stem)
     return None
+
+
+def reached(
+    mutant: Mutant, selection: str | None, trace: dict[str, dict[int, set[str]]], given: str | None
+) -> str | None:
+    """The templates a mutant's change can reach: those its code serves and, for a syntax module, every
+    template whose reading runs one of the module's functions (choosing a template's syntax runs the detect of
+    each syntax tried before it), that the user's globs keep."""
+    if selection is None or not in_syntax_module(mutant):
+        return selection
+    callers = set().union(*trace.get(mutant.file, {}).values()) - {IMPORT}
+    return template_selection(sorted(set(filter(None, selection.split(","))) | callers), given)
 
 
 def index_syntaxes() -> dict[str, list[str]]:
@@ -536,13 +553,18 @@ def mutation_check(
     chosen = {mutant.id: [Sweep(served[mutant.id])] for mutant in to_run}
     if not settings.test_command and to_run:
         needed = {served[mutant.id] for mutant in to_run}
-        union = settings.templates if None in needed else ",".join(
+        detected_elsewhere = any(in_syntax_module(mutant) for mutant in to_run)
+        union = settings.templates if None in needed or detected_elsewhere else ",".join(
             sorted({name for selection in needed if selection for name in selection.split(",")})
         )
         swept = reference(settings, union)
         syntax_of = {name: syntax for syntax, names in syntaxes.items() for name in names}
         chosen = {
-            mutant.id: sweeps_of(mutant, served[mutant.id], swept.trace, settings, syntax_of) for mutant in to_run
+            mutant.id: sweeps_of(
+                mutant, reached(mutant, served[mutant.id], swept.trace, settings.templates), swept.trace, settings,
+                syntax_of,
+            )
+            for mutant in to_run
         }
         notify(estimate([chosen[mutant.id] for mutant in to_run], swept, settings))
     with ThreadPoolExecutor(max_workers=max(1, settings.jobs)) as pool:

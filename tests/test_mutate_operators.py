@@ -14,6 +14,7 @@ from reports.mutate import (
     Sweep,
     divergences_of,
     narrowed,
+    reached,
     sample,
     served_templates,
     spread,
@@ -171,3 +172,22 @@ def test_a_capped_mutant_then_reads_and_streams_every_template_running_its_funct
         "a1.jinja,b1.jinja", "whole,char3"
     )
     assert sweeps_of(mutant, None, trace, replace(settings, max_templates=3), syntax_of) == [Sweep(None)]
+
+
+def test_a_syntax_module_reaches_the_templates_whose_syntax_choice_runs_its_detect(tmp_path: Path) -> None:
+    source = tmp_path / "syntaxes"
+    source.mkdir()
+    (source / "b.py").write_text("def detect(t):\n    return 'b' in t\n\n\ndef build(t):\n    return t\n",
+                                 encoding="utf-8")
+    in_detect = Mutant("syntaxes/b.py", 2, 11, 2, 14, "constant", "'b'", "''")
+    in_build = Mutant("syntaxes/b.py", 6, 11, 6, 12, "return", "t", "None")
+    trace = {"syntaxes/b.py": {1: {"", "a1.jinja", "b1.jinja", "c1.jinja"}, 5: {"b1.jinja"}}}
+    assert reached(in_detect, "b1.jinja", trace, None) == "a1.jinja,b1.jinja,c1.jinja"
+    assert reached(in_detect, "b1.jinja", trace, "a*,b*") == "a1.jinja,b1.jinja"
+    assert reached(Mutant("core.py", 1, 0, 1, 1, "constant", "1", "2"), None, trace, None) is None
+    syntax_of = {"a1.jinja": "a", "b1.jinja": "b", "c1.jinja": "c"}
+    settings = Settings(source=tmp_path, out=tmp_path / "out")
+    assert narrowed(in_build, reached(in_build, "b1.jinja", trace, None), trace, settings, syntax_of) == "b1.jinja"
+    assert narrowed(in_detect, reached(in_detect, "b1.jinja", trace, None), trace, settings, syntax_of) == (
+        "a1.jinja,b1.jinja,c1.jinja"
+    )
