@@ -59,6 +59,7 @@ class CallShape(str, Enum):
     OPTIONAL_FIRST = "optional_parameter_first"
     OPENAI_TYPE_FIELD = "openai_type_field_in_call"
     PYTHON_QUOTED_VALUE = "python_quoted_argument_value"
+    SAME_CALL_TWICE = "same_call_twice"
 
 
 QUICK_SHAPES = (
@@ -77,6 +78,7 @@ QUICK_SHAPES = (
     CallShape.RAW_LINE_BREAK,
     CallShape.OPENAI_TYPE_FIELD,
     CallShape.PYTHON_QUOTED_VALUE,
+    CallShape.SAME_CALL_TWICE,
 )
 
 
@@ -343,6 +345,8 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
             else head + broken
     if shape is CallShape.TWO_CALLS_ONE_UNKNOWN:
         return head + body + body.replace(split.name, UNKNOWN_TOOL)
+    if shape is CallShape.SAME_CALL_TWICE:
+        return head + body + body
     if shape is CallShape.JSON_FORMS:
         if '"Rio"' not in body:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")

@@ -5,16 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def _function(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    """An OpenAI tool definition."""
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        },
-    }
+def _function(name: str, description: str, properties: dict[str, Any], required: list[str],
+              defs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An OpenAI tool definition (with `$defs` for its schemas' references when given)."""
+    parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    if defs:
+        parameters["$defs"] = defs
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
 
 
 GET_WEATHER = _function(
@@ -143,5 +140,37 @@ allow): a string and a null where anyOf allows either, a null where the type is 
 string parameter, a string where a string or an integer may be, a top-level boolean true and an object where
 anyOf allows an object or a null; the required parameters first."""
 
-SWEEP_TOOLS: tuple[dict[str, Any], ...] = (*STANDARD_TOOLS, BOOK_TRIP)
-"""The tools of a typed-tools session: the standard set and a tool whose schemas vary as real APIs' do."""
+ORDER_MEAL = _function(
+    "order_meal",
+    "Order a meal, with schemas as Pydantic models write them.",
+    {
+        "dish": {"type": "string", "title": "Dish"},
+        "deliver_to": {"type": "object", "allOf": [{"$ref": "#/$defs/Place"}], "description": "Where to."},
+        "size": {"$ref": "#/$defs/Size"},
+        "when": {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "const": "asap"}],
+                 "title": "When"},
+        "extra": {"allOf": [{"$ref": "#/$defs/Extra"}], "description": "A Literal of a string and a number."},
+    },
+    ["dish", "deliver_to"],
+    {
+        "Place": {"type": "object", "title": "Place", "required": ["city"], "properties": {
+            "city": {"type": "string", "title": "City"},
+            "zone": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": None, "title": "Zone"}}},
+        "Size": {"type": "string", "enum": ["small", "large"], "title": "Size"},
+        "Extra": {"enum": ["napkins", 2], "title": "Extra"},
+    },
+)
+
+MEAL_ORDER = {
+    "dish": "feijoada",
+    "deliver_to": {"city": "Rio", "zone": None},
+    "size": "large",
+    "when": "asap",
+    "extra": "napkins",
+}
+"""Arguments of order_meal through every reference: an object behind allOf and a $ref, a string enum behind a
+$ref, a string under an anyOf of two strings, and a string behind an allOf-wrapped reference to an enum of a
+string and a number; the required parameters first."""
+
+SWEEP_TOOLS: tuple[dict[str, Any], ...] = (*STANDARD_TOOLS, BOOK_TRIP, ORDER_MEAL)
+"""The tools of a typed-tools session: the standard set and tools whose schemas vary as real APIs' do."""
