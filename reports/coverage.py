@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pandas as pd
@@ -12,16 +13,27 @@ from reports.statuses import ORACLE_ERRORS, PARSER_ERRORS, Status
 from reports.tables import markdown_table, rate, ratio
 
 WIDTH = 80
+CALLING_TOOL_MODES = ("auto", "required", "parallel")
 
 
 @dataclass(frozen=True)
 class Coverage:
-    """Per template and per family coverage, and the sessions the parser declined or that could not run."""
+    """Per template and per family coverage, the sessions the parser declined or that could not run, and the
+    templates offered tools where llama.cpp reads no call (their call path is checked on refusals only)."""
 
     templates: pd.DataFrame
     families: pd.DataFrame
     unsupported: pd.DataFrame
     not_run: pd.DataFrame
+    no_calls_read: pd.DataFrame
+
+
+def reads_a_call(reading: object) -> bool:
+    """Whether a stored reading (JSON text) is a message with at least one tool call."""
+    if not isinstance(reading, str) or '"tool_calls"' not in reading:
+        return False
+    found = json.loads(reading)
+    return isinstance(found, dict) and bool(found.get("tool_calls"))
 
 
 def _rates(rows: pd.DataFrame, by: str) -> pd.DataFrame:
@@ -31,6 +43,10 @@ def _rates(rows: pd.DataFrame, by: str) -> pd.DataFrame:
         finished=(rows["partial"] == 0).astype(int),
         errors=rows["outcome"].isin([*ORACLE_ERRORS, *PARSER_ERRORS]).astype(int),
         known=(rows["status"] == Status.KNOWN.value).astype(int),
+        calls_read=[
+            int(chunking == "whole" and reads_a_call(reading))
+            for chunking, reading in zip(rows["chunking"], rows["oracle_reading"])
+        ],
     )
     frame = frame.assign(
         finished_match=frame["is_match"] * frame["finished"],
@@ -38,7 +54,7 @@ def _rates(rows: pd.DataFrame, by: str) -> pd.DataFrame:
         partial_match=frame["is_match"] * (1 - frame["finished"]),
     )
     sums = frame.groupby(by)[
-        ["finished", "finished_match", "partial_rows", "partial_match", "errors", "known"]
+        ["finished", "finished_match", "partial_rows", "partial_match", "errors", "known", "calls_read"]
     ].sum()
     sums["cases"] = frame.groupby(by)["case_id"].nunique()
     per_origin = frame.drop_duplicates("case_id").groupby([by, "origin"]).size()
@@ -108,6 +124,7 @@ def _table(run: Run, rows: pd.DataFrame, by: str) -> pd.DataFrame:
     ]
     table["errors"] = rates["errors"].fillna(0).astype(int)
     table["known divergences"] = rates["known"].fillna(0).astype(int)
+    table["cases llama.cpp reads a call in"] = rates["calls_read"].fillna(0).astype(int)
     table["unsupported sessions"] = counts["unsupported sessions"].fillna(0).astype(int)
     return table.reset_index()
 
@@ -135,6 +152,12 @@ def coverage(run: Run, rows: pd.DataFrame) -> Coverage:
         ["template", "mode", "status", "error"]
     ].reset_index(drop=True)
     templates = _table(run, rows, "template")
+    offered = set(run.sessions.loc[run.sessions["tools"].isin(CALLING_TOOL_MODES), "template"])
+    no_calls_read = templates.loc[
+        templates["template"].isin(offered) & (templates["cases"] > 0)
+        & (templates["cases llama.cpp reads a call in"] == 0),
+        ["template", "family", "syntax", "cases"],
+    ].reset_index(drop=True)
     append_safe = append_safe_for_run(run.directory, str(run.stamp.get("parser", "")))
     if append_safe is not None:
         templates["append-safe (multiturn)"] = [append_safe.get(name, "") for name in templates["template"]]
@@ -143,6 +166,7 @@ def coverage(run: Run, rows: pd.DataFrame) -> Coverage:
         families=_table(run, rows, "family"),
         unsupported=unsupported,
         not_run=not_run,
+        no_calls_read=no_calls_read,
     )
 
 
@@ -168,6 +192,12 @@ def coverage_markdown(result: Coverage) -> str:
             "## Sessions that could not run (render errors)",
             "",
             markdown_table(result.not_run, WIDTH),
+            "",
+            "## Templates offered tools where llama.cpp reads no call",
+            "",
+            "Their call path is checked only where both readers refuse or read the reply as text.",
+            "",
+            markdown_table(result.no_calls_read, WIDTH),
             "",
         ]
     )

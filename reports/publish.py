@@ -215,6 +215,7 @@ def write_coverage(covered: Coverage, target: Path) -> list[Path]:
                 "families": records(covered.families),
                 "unsupported": records(covered.unsupported),
                 "not_run": records(covered.not_run),
+                "no_calls_read": records(covered.no_calls_read),
             },
         ),
     ]

@@ -1,12 +1,14 @@
 """The quick corpus holds calls as models write them beyond the template's own text: an OpenAI `"type"` field in
-a JSON call, a Python-quoted integer, and a strictly typed call (nulls, a digit string, a top-level boolean, an
-object under anyOf), each streamed in the quick profile."""
+a JSON call, a Python-quoted integer, a strictly typed call (nulls, a digit string, a top-level boolean, an
+object under anyOf), a call through a Pydantic-style schema of references, and the same call written twice where
+one call is allowed; each streamed in the quick profile."""
 
 from __future__ import annotations
 
 from chatparity.model import Reply
 from corpora.catalog import plan, replies
 from harness.profiles import rules_of
+from reply.schema import may_be_string, value_types
 
 
 def quick_reply(template: str, mode: str, shape: str, conversation: str = "single") -> Reply:
@@ -42,3 +44,28 @@ def test_a_strictly_typed_call_is_written_as_each_template_writes_its_types() ->
     minimax = quick_reply("MiniMax-M3.jinja", "think/parallel", "strictly_typed_call", "typed_tools")
     assert "<hotel>]<]minimax[>[<name>Fjord Inn" in minimax.text
     assert rules_of("quick").applies("char3", minimax, "think/parallel")
+
+
+def test_a_call_through_schema_references_is_written_as_each_template_expands_them() -> None:
+    (session,) = [s for s in plan("quick", "Qwen3-Coder.jinja", None, "think/parallel")
+                  if s.session.conversation == "typed_tools"]
+    (tool,) = [t for t in session.session.tools if t["function"]["name"] == "order_meal"]
+    schema = tool["function"]["parameters"]
+    assert value_types(schema["properties"]["deliver_to"], schema) == {"object"}
+    assert may_be_string(schema["properties"]["extra"], schema) and value_types(
+        schema["properties"]["extra"], schema) == {"string", "integer"}
+    qwen = quick_reply("Qwen3-Coder.jinja", "think/parallel", "referenced_schema_call", "typed_tools")
+    assert '<parameter=deliver_to>\n{"city": "Rio", "zone": null}\n</parameter>' in qwen.text
+    assert "<parameter=extra>\nnapkins\n</parameter>" in qwen.text
+    minimax = quick_reply("MiniMax-M3.jinja", "think/parallel", "referenced_schema_call", "typed_tools")
+    assert "<deliver_to>]<]minimax[>[<city>Rio]<]minimax[>[</city>" in minimax.text
+    assert rules_of("quick").applies("char3", minimax, "think/parallel")
+
+
+def test_the_same_call_is_written_twice_also_where_one_call_is_allowed() -> None:
+    one = quick_reply("Qwen-Qwen3-0.6B.jinja", "think/auto", "prose_before_call").text
+    call = one[one.index("<tool_call>"):]
+    for mode in ("think/auto", "think/required", "think/parallel"):
+        twice = quick_reply("Qwen-Qwen3-0.6B.jinja", mode, "same_call_twice")
+        assert twice.text.endswith(call + call) and twice.text.count("<tool_call>") == 2
+    assert rules_of("quick").applies("char3", twice, "think/parallel")

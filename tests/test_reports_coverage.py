@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,20 @@ def test_coverage_command_writes_markdown_csv_and_json(
         "coverage_families.csv",
         "coverage.json",
     }
+
+
+def test_templates_offered_tools_where_llama_cpp_reads_no_call_are_listed(tmp_path: Path) -> None:
+    call = json.dumps({"content": "", "reasoning_content": "", "tool_calls": [
+        {"name": "get_weather", "arguments": "{}", "id": ""}]})
+    builder = StoreBuilder(tmp_path)
+    builder.row("a1", "a.jinja", "whole", mode="think/auto", oracle_reading=call)
+    builder.row("a1", "a.jinja", "char", mode="think/auto", oracle_reading=call)
+    builder.row("r1", "refuses.jinja", "whole", mode="think/auto",
+                oracle_reading=json.dumps({"rejected": "does not match"}))
+    builder.row("r1", "refuses.jinja", "char", mode="think/auto", oracle_reading=call)
+    builder.row("t1", "text.jinja", "whole", mode="nothink/none")
+    run = load_run(builder.write())
+    result = coverage(run, apply_divergences(run.rows, run.sessions, ()).rows)
+    read = result.templates.set_index("template")["cases llama.cpp reads a call in"]
+    assert read.to_dict() == {"a.jinja": 1, "refuses.jinja": 0, "text.jinja": 0}
+    assert result.no_calls_read["template"].tolist() == ["refuses.jinja"]
