@@ -26,6 +26,7 @@ JSON_NUMBER = re.compile(r"(:\s*)4(\s*[,}])")
 ANALYSIS = "<|channel|>analysis"
 CJK_CITY = '東京 "渋谷" \\ {a: [1]}\n\tcafé ☀'
 RAW_BREAK_CITY = "Rio,\r\n\tLima"
+BACKSLASH_CITY = "Rio\\Lima"
 JSON_NAME_FIELD = re.compile(r'\{(\s*)"name"(\s*):')
 OPENAI_TYPE_FIELD = '"type": "function", '
 BARE_INTEGER = re.compile(r"(?<=[>=])(\s*)4(?=\s*[<,)])")
@@ -60,6 +61,7 @@ class CallShape(str, Enum):
     OPENAI_TYPE_FIELD = "openai_type_field_in_call"
     PYTHON_QUOTED_VALUE = "python_quoted_argument_value"
     SAME_CALL_TWICE = "same_call_twice"
+    UNESCAPED_BACKSLASH = "unescaped_backslash_in_json_string"
 
 
 QUICK_SHAPES = (
@@ -79,6 +81,7 @@ QUICK_SHAPES = (
     CallShape.OPENAI_TYPE_FIELD,
     CallShape.PYTHON_QUOTED_VALUE,
     CallShape.SAME_CALL_TWICE,
+    CallShape.UNESCAPED_BACKSLASH,
 )
 
 
@@ -351,10 +354,11 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
         if '"Rio"' not in body:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")
         return head + JSON_NUMBER.sub(r"\g<1>-0.45e+1\g<2>", body.replace('"Rio"', '"Rio\\/Lima"', 1), count=1)
-    if shape is CallShape.RAW_LINE_BREAK:
+    if shape in (CallShape.RAW_LINE_BREAK, CallShape.UNESCAPED_BACKSLASH):
         if '"Rio"' not in body:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")
-        return head + body.replace('"Rio"', f'"{RAW_BREAK_CITY}"', 1)
+        city = RAW_BREAK_CITY if shape is CallShape.RAW_LINE_BREAK else BACKSLASH_CITY
+        return head + body.replace('"Rio"', f'"{city}"', 1)
     if shape is CallShape.OPENAI_TYPE_FIELD:
         field = JSON_NAME_FIELD.search(body)
         if field is None or '"type"' in body:

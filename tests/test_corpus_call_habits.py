@@ -1,7 +1,7 @@
 """The quick corpus holds calls as models write them beyond the template's own text: an OpenAI `"type"` field in
 a JSON call, a Python-quoted integer, a strictly typed call (nulls, a digit string, a top-level boolean, an
 object under anyOf), a call through a Pydantic-style schema of references, and the same call written twice where
-one call is allowed; each streamed in the quick profile."""
+one call is allowed, and a backslash left unescaped in a JSON string; each streamed in the quick profile."""
 
 from __future__ import annotations
 
@@ -69,3 +69,9 @@ def test_the_same_call_is_written_twice_also_where_one_call_is_allowed() -> None
         twice = quick_reply("Qwen-Qwen3-0.6B.jinja", mode, "same_call_twice")
         assert twice.text.endswith(call + call) and twice.text.count("<tool_call>") == 2
     assert rules_of("quick").applies("char3", twice, "think/parallel")
+
+
+def test_a_json_string_argument_holds_an_unescaped_backslash() -> None:
+    reply = quick_reply("Qwen-Qwen3-0.6B.jinja", "think/auto", "unescaped_backslash_in_json_string")
+    assert '"city": "Rio\\Lima"' in reply.text
+    assert rules_of("quick").applies("char3", reply, "think/auto")
