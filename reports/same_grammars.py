@@ -12,7 +12,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
-import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from corpora.catalog import plan
-from reports.mutate import all_mutants
+from reports.mutate import all_mutants, copy_environment
 
 PROJECT = Path(__file__).resolve().parent.parent
 STACK = 1 << 29
@@ -85,7 +85,7 @@ def readers(templates: str) -> dict[str, str]:
 
 def in_child(source: Path, templates: str) -> dict[str, str]:
     """`readers` of the reply package at `source` (a directory holding reply/), in a process of its own."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(PROJECT)]), "PYTHONSAFEPATH": "1"}
+    env = copy_environment(source, PROJECT)
     done = subprocess.run([sys.executable, "-m", "reports.same_grammars", "--print", templates], env=env,
                           cwd=PROJECT, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
@@ -99,10 +99,7 @@ def changed(mutant_id: str, templates: str, before: dict[str, str] | None = None
         raise SystemExit(f"same_grammars: no mutant {mutant_id} of reply/")
     with tempfile.TemporaryDirectory(prefix="same-grammars-") as scratch:
         copy = Path(scratch)
-        for path in (PROJECT / "reply").rglob("*.py"):
-            target = copy / path.relative_to(PROJECT)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+        shutil.copytree(PROJECT / "reply", copy / "reply", ignore=shutil.ignore_patterns("__pycache__"))
         mutated = copy / "reply" / mutant.file
         mutated.write_text(mutant.apply(mutated.read_text(encoding="utf-8")), encoding="utf-8")
         after = in_child(copy, templates)
