@@ -393,14 +393,6 @@ class Mapper:
         """Map the top-level nodes of a result."""
         for node in nodes:
             self._visit(node)
-        if self.pending is not None and self.pending.name:
-            if self.args_buffer:
-                self.pending.arguments = self.args_buffer
-            if self.closing_quote and self.pending.arguments:
-                self.pending.arguments += '"'
-            self.out.calls.append(self.pending)
-            self.pending = None
-            self.out.tail = None
         if not "".join(self.out.reasoning).strip(" \n\r\t"):
             self.out.reasoning = []
             if self.out.tail is not None and self.out.tail.field == "reasoning":
