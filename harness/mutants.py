@@ -7,6 +7,7 @@ import ast
 import difflib
 import dis
 import hashlib
+import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -277,3 +278,14 @@ def enclosing_function(source: str, line: int) -> int | None:
             if node.lineno < line <= (node.end_lineno or node.lineno) and (found is None or first > found[0]):
                 found = (first, node.lineno)
     return None if found is None else found[0]
+
+
+def copy_environment(copy_root: Path, project: Path) -> dict[str, str]:
+    """The environment of a run: the parser copied under `copy_root` imported first, then the project."""
+    env = dict(os.environ)
+    env["PYTHONSAFEPATH"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(copy_root), str(project), *filter(None, [env.get("PYTHONPATH")])]
+    )
+    env["CHATPARITY_MUTANT_DIR"] = str(copy_root)
+    return env

@@ -24,8 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.mutants import Mutant, enclosing_function, equivalent_by_bytecode, mutants_of
+from harness.mutants import Mutant, copy_environment, enclosing_function, equivalent_by_bytecode, mutants_of
 from harness.sweep_trace import IMPORT, read_trace
+from reports.built_alike import REASON as BUILT_ALIKE
+from reports.built_alike import built_alike
 from reports.diff import Change
 from reports.divergences import Verdict, classify_run
 from reports.expectations import DIVERGENCES_FILE
@@ -40,6 +42,8 @@ REPORT_JSON = "mutants.json"
 REPORT_MD = "mutants.md"
 SHOWN_ROWS = 3
 SWEEP_START_SECONDS = 8.0
+SLOWDOWN = 5.0
+MIN_SWEEP_SECONDS = 60.0
 WHOLE = "whole"
 FOLLOW_UP = "whole,char3"
 
@@ -223,17 +227,6 @@ def snapshot_project(destination: Path) -> Path:
     return Path(shutil.copytree(PROJECT_ROOT, destination, ignore=ignored))
 
 
-def copy_environment(copy_root: Path, project: Path) -> dict[str, str]:
-    """The environment of a run: the parser copied under `copy_root` imported first, then the project."""
-    env = dict(os.environ)
-    env["PYTHONSAFEPATH"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(copy_root), str(project), *filter(None, [env.get("PYTHONPATH")])]
-    )
-    env["CHATPARITY_MUTANT_DIR"] = str(copy_root)
-    return env
-
-
 def run_command(
     argv: list[str] | str, env: dict[str, str], timeout: float, log: Path, cwd: Path
 ) -> int | None:
@@ -388,19 +381,27 @@ def sweeps_of(
     return [Sweep(capped)] if every == capped else [Sweep(capped), Sweep(every, FOLLOW_UP)]
 
 
+def expected_seconds(sweep: Sweep, reference: Reference) -> float:
+    """How long one sweep of the unmutated parser over the sweep's templates takes, from the reference sweep's
+    time per template and the share of its rows the follow-up chunkings take."""
+    count = reference.templates if sweep.templates is None else len(sweep.templates.split(","))
+    share = reference.follow_up_share if sweep.chunking else 1.0
+    return SWEEP_START_SECONDS + reference.seconds_per_template * count * share
+
+
+def sweep_limit(sweep: Sweep, reference: Reference, settings: Settings) -> float:
+    """The seconds a mutant's sweep may take before it is ended as a timeout: SLOWDOWN times the unmutated
+    parser's (at least MIN_SWEEP_SECONDS), never more than the check's `--timeout`."""
+    return min(settings.timeout, max(MIN_SWEEP_SECONDS, SLOWDOWN * expected_seconds(sweep, reference)))
+
+
 def estimate(plans: list[list[Sweep]], reference: Reference, settings: Settings) -> str:
-    """How long the mutants' sweeps should take (the most a mutant takes when no sweep kills it), from the
-    reference sweep's time per template and the share of its rows the follow-up chunkings take."""
+    """How long the mutants' sweeps should take (the most a mutant takes when no sweep kills it)."""
 
     def count(sweep: Sweep) -> int:
         return reference.templates if sweep.templates is None else len(sweep.templates.split(","))
 
-    seconds = sum(
-        SWEEP_START_SECONDS
-        + reference.seconds_per_template * count(sweep) * (reference.follow_up_share if sweep.chunking else 1.0)
-        for sweeps in plans
-        for sweep in sweeps
-    )
+    seconds = sum(expected_seconds(sweep, reference) for sweeps in plans for sweep in sweeps)
     minutes = seconds / max(1, settings.jobs) / 60
     streamed = [count(sweeps[0]) for sweeps in plans]
     mean = sum(streamed) / len(streamed) if streamed else 0.0
@@ -461,6 +462,7 @@ def check_mutant(mutant: Mutant, settings: Settings, reference: Reference | None
     """Apply one mutant to a temporary copy of the source and sweep and gate it, sweep after sweep until a gate
     fails (or run the test command over the first sweep's templates)."""
     started = time.monotonic()
+    limit = settings.timeout
     original = (settings.source / mutant.file).read_text(encoding="utf-8")
     diff = mutant.diff(original)
     with tempfile.TemporaryDirectory(prefix=f"chatparity-mutant-{mutant.id}-") as temporary:
@@ -484,10 +486,11 @@ def check_mutant(mutant: Mutant, settings: Settings, reference: Reference | None
             assert reference is not None
             for number, sweep in enumerate(sweeps):
                 out = root / f"run{number}"
+                limit = sweep_limit(sweep, reference, settings)
                 status = run_command(
                     sweep_argv(settings, out, sweep.templates, chunking=sweep.chunking),
                     copy_environment(root, settings.project),
-                    settings.timeout,
+                    limit,
                     log.with_name(f"{mutant.id}.{number}.log") if number else log,
                     settings.project,
                 )
@@ -501,7 +504,7 @@ def check_mutant(mutant: Mutant, settings: Settings, reference: Reference | None
             mutant.id,
             mutant.label,
             Status.TIMEOUT,
-            f"no verdict within {settings.timeout:g}s",
+            f"no verdict within {limit:.0f}s",
             served or "*",
             seconds,
             diff,
@@ -517,8 +520,9 @@ def mutation_check(
     progress: Callable[[Result], None] = lambda result: None,
     notify: Callable[[str], None] = lambda line: None,
 ) -> list[Result]:
-    """Check every mutant on `settings.jobs` workers; equivalent ones (known, or the same bytecode) are not run.
-    `notify` hears the estimate of the run's time once the reference sweep is done."""
+    """Check every mutant on `settings.jobs` workers; equivalent ones (known, or the same bytecode) are not run,
+    and a survivor of the project's reply package that builds every reader as before is equivalent
+    (`built_alike`). `notify` hears the estimate of the run's time once the reference sweep is done."""
     settings.out.mkdir(parents=True, exist_ok=True)
     (settings.out / "logs").mkdir(exist_ok=True)
     syntaxes = index_syntaxes()
@@ -573,7 +577,19 @@ def mutation_check(
         ):
             results[result.id] = result
             progress(result)
+    survivors = [mutant for mutant in to_run if results[mutant.id].status is Status.SURVIVED]
+    if survivors and reads_as_reply(settings):
+        checked = settings.templates or "*"
+        for mutant_id in built_alike(survivors, settings.source, settings.project, settings.jobs, checked):
+            results[mutant_id] = replace(results[mutant_id], status=Status.EQUIVALENT, reason=BUILT_ALIKE)
+            progress(results[mutant_id])
     return [results[mutant.id] for mutant in mutants]
+
+
+def reads_as_reply(settings: Settings) -> bool:
+    """Whether the check is of the project's reply package swept as the project parser (whose readers
+    `built_alike` can describe)."""
+    return settings.parser == "reply" and settings.source.name == "reply" and not settings.test_command
 
 
 def score(results: Sequence[Result]) -> dict[str, float | int]:

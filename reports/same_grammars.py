@@ -1,9 +1,10 @@
-"""Whether a mutant of reply/ changes what a pinned template's reader is built from: the syntax chosen, the
-grammar (every parser node, literal and predicate), the markers and the reasoning tags, per template and mode.
-A change in template analysis that alters none of them on any template cannot be told apart by a reply: an
-equivalent on the pinned templates (reports/mutation_equivalents.toml).
+"""Whether a mutant of reply/ changes what a reader is built from: the syntax chosen, the grammar (every parser
+node, literal and predicate), the markers and the reasoning tags, for every session a profile plans (template,
+mode and conversation). A change to code that runs only while a reader is built and that alters none of them
+cannot be told apart by any reply of those sessions: an equivalent on the pinned templates, which
+`chatparity mutate` finds among its survivors (`reports.built_alike`).
 
-Run: python3 -m reports.same_grammars ID [ID ...] [--templates GLOB]
+Run: python3 -m reports.same_grammars ID [ID ...] [--templates GLOB] [--profile quick|full]
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from corpora.catalog import plan
-from reports.mutate import all_mutants, copy_environment
+from harness.mutants import Mutant, copy_environment, mutants_of
 
 PROJECT = Path(__file__).resolve().parent.parent
 STACK = 1 << 29
+RECURSION = 20_000
+"""The recursion limit of a description: deep enough for every reader, shallow enough that a template whose
+render recurses without end (Hermes 2 Pro on a nullable type list) fails at once."""
 
 
 def fingerprint(root: Any) -> str:
@@ -64,73 +68,83 @@ def described(root: Any) -> str:
     return walk(root)
 
 
-def readers(templates: str) -> dict[str, str]:
-    """Per template and mode of the quick profile's single conversations: what its reader is built from."""
+def readers(templates: str, profile: str = "quick") -> dict[str, str]:
+    """Per session the profile plans (template, mode and conversation): what its reader is built from."""
     from reply.reader import open_reader
 
     found = {}
-    for planned in plan("quick", templates=templates):
+    for planned in plan(profile, templates=templates):
         session = planned.session
-        if session.conversation != "single":
-            continue
         try:
             reader = open_reader(session)
             built = (f"{reader.syntax.name} {reader.template.route} {reader.template.reasoning!r} "
                      f"{fingerprint(reader.arena.root)} {reader.markers} {reader.call_starts} {reader.prefix!r}")
         except Exception as error:  # noqa: BLE001 - a refusal or a crash is what was built
             built = f"{type(error).__name__}: {error}"
-        found[f"{session.template} {session.mode.label}"] = built
+        found[f"{session.template} {session.mode.label} {session.conversation}"] = built
     return found
 
 
-def in_child(source: Path, templates: str) -> dict[str, str]:
-    """`readers` of the reply package at `source` (a directory holding reply/), in a process of its own."""
-    env = copy_environment(source, PROJECT)
-    done = subprocess.run([sys.executable, "-m", "reports.same_grammars", "--print", templates], env=env,
-                          cwd=PROJECT, capture_output=True, text=True, check=True)
+def in_child(root: Path, templates: str, profile: str, project: Path = PROJECT) -> dict[str, str]:
+    """`readers` of the reply package under `root` (a directory holding reply/), in a process of its own
+    started from `project`."""
+    env = copy_environment(root, project)
+    done = subprocess.run([sys.executable, "-m", "reports.same_grammars", "--print", templates, "--profile", profile],
+                          env=env, cwd=project, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
 
-def changed(mutant_id: str, templates: str, before: dict[str, str] | None = None) -> dict[str, tuple[str, str]]:
-    """The templates and modes whose reader the mutant builds otherwise than the unmutated parser does
-    (`before`, built here when not given): (unmutated, mutated)."""
-    mutant = next((m for m in all_mutants(PROJECT / "reply", "*.py") if m.id == mutant_id), None)
-    if mutant is None:
-        raise SystemExit(f"same_grammars: no mutant {mutant_id} of reply/")
+def changed(mutant: Mutant, source: Path, templates: str, profile: str, before: dict[str, str] | None = None,
+            project: Path = PROJECT) -> dict[str, tuple[str, str]]:
+    """The sessions whose reader the mutant of the reply package at `source` builds otherwise than the
+    unmutated package does (`before`, built here when not given): (unmutated, mutated)."""
     with tempfile.TemporaryDirectory(prefix="same-grammars-") as scratch:
-        copy = Path(scratch)
-        shutil.copytree(PROJECT / "reply", copy / "reply", ignore=shutil.ignore_patterns("__pycache__"))
-        mutated = copy / "reply" / mutant.file
+        copy = Path(scratch) / source.name
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        mutated = copy / mutant.file
         mutated.write_text(mutant.apply(mutated.read_text(encoding="utf-8")), encoding="utf-8")
-        after = in_child(copy, templates)
+        after = in_child(copy.parent, templates, profile, project)
     if before is None:
-        before = in_child(PROJECT, templates)
+        before = in_child(source.parent, templates, profile, project)
     return {key: (before.get(key, ""), after.get(key, "")) for key in sorted(set(before) | set(after))
             if before.get(key) != after.get(key)}
 
 
+def reply_mutant(mutant_id: str) -> Mutant:
+    """The mutant of the project's reply/ with this id."""
+    source = PROJECT / "reply"
+    for file in sorted(source.rglob("*.py")):
+        for mutant in mutants_of(source, file):
+            if mutant.id == mutant_id:
+                return mutant
+    raise SystemExit(f"same_grammars: no mutant {mutant_id} of reply/")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print, per mutant, whether any template's reader is built otherwise (exit 1 when one is)."""
+    """Print, per mutant, whether any session's reader is built otherwise (exit 1 when one is)."""
     parser = argparse.ArgumentParser(prog="python3 -m reports.same_grammars", description=__doc__)
     parser.add_argument("ids", nargs="*", help="mutant ids (chatparity mutate --list)")
     parser.add_argument("--templates", default="*", help="template file-name glob (default: every one)")
+    parser.add_argument("--profile", choices=("quick", "full"), default="full",
+                        help="whose sessions' readers are compared (default: full)")
     parser.add_argument("--print", dest="print_for", metavar="GLOB", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.print_for is not None:
         result: dict[str, str] = {}
-        sys.setrecursionlimit(200_000)
+        sys.setrecursionlimit(RECURSION)
         threading.stack_size(STACK)
-        worker = threading.Thread(target=lambda: result.update(readers(args.print_for)))
+        worker = threading.Thread(target=lambda: result.update(readers(args.print_for, args.profile)))
         worker.start()
         worker.join()
         print(json.dumps(result))
         return 0
     status = 0
-    before = in_child(PROJECT, args.templates)
+    source = PROJECT / "reply"
+    before = in_child(PROJECT, args.templates, args.profile)
     for mutant_id in args.ids:
-        differing = changed(mutant_id, args.templates, before)
-        print(f"{mutant_id}: " + ("the same reader for every template and mode" if not differing else
-                                  f"built otherwise for {len(differing)} template modes"))
+        differing = changed(reply_mutant(mutant_id), source, args.templates, args.profile, before)
+        print(f"{mutant_id}: " + ("the same reader for every session" if not differing else
+                                  f"built otherwise for {len(differing)} sessions"))
         for key in differing:
             print(f"    {key}")
         status |= bool(differing)

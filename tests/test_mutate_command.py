@@ -98,3 +98,36 @@ def test_a_python_mutant_of_a_frozen_copy_is_swept_from_a_copy_and_killed_by_the
     assert QWEN3 in json.loads((out / "trace.json").read_text(encoding="utf-8"))[build.file][str(function)]
     assert "estimate: 1 mutants to sweep over 1.0 templates each" in capsys.readouterr().out
     assert tree_digest(reply) == before
+
+
+@pytest.mark.oracle
+def test_a_survivor_in_template_analysis_that_builds_every_reader_alike_is_equivalent(tmp_path: Path) -> None:
+    reply = tmp_path / "frozen" / "reply_src"
+    shutil.copytree(PROJECT / "reply", reply, ignore=shutil.ignore_patterns("__pycache__"))
+    unreached = sorted((m for m in mutants_of(reply, reply / "analysis.py") if m.original == "ls[l1].value + suffix"
+                        and m.replacement.startswith("(ls[l1].value - suffix)")), key=lambda m: m.line)[1]
+    out = tmp_path / "out"
+    status = cli.main([
+        "mutate", "--source", str(reply), "--package", "reply", "--files", "analysis.py", "--only", unreached.id,
+        "--templates", QWEN3, "--out", str(out), "-j", "1",
+    ])
+    checked = report(out)[unreached.id]
+    assert status == 0 and checked["status"] == "equivalent"
+    assert "builds the reader of every session the full profile plans" in str(checked["reason"])
+
+
+@pytest.mark.oracle
+def test_a_mutant_that_loops_without_end_times_out_within_a_few_times_the_unmutated_sweep(tmp_path: Path) -> None:
+    reply = tmp_path / "frozen" / "reply_src"
+    shutil.copytree(PROJECT / "reply", reply, ignore=shutil.ignore_patterns("__pycache__"))
+    looping = next(m for m in mutants_of(reply, reply / "json_value.py") if m.operator == "condition"
+                   and m.original == "pos < len(text) and text[pos] in SPACE")
+    out = tmp_path / "out"
+    status = cli.main([
+        "mutate", "--source", str(reply), "--package", "reply", "--files", "json_value.py", "--only", looping.id,
+        "--templates", QWEN3, "--out", str(out), "-j", "1",
+    ])
+    checked = report(out)[looping.id]
+    assert status == 0 and checked["status"] == "timeout"
+    limit = float(str(checked["reason"]).removeprefix("no verdict within ").removesuffix("s"))
+    assert 60 <= limit < 1800

@@ -10,6 +10,7 @@ import pytest
 
 from harness.mutants import Mutant, equivalent_by_bytecode, mutants_of, python_mutants, text_mutants
 from reports.mutate import (
+    Reference,
     Settings,
     Sweep,
     divergences_of,
@@ -18,6 +19,7 @@ from reports.mutate import (
     sample,
     served_templates,
     spread,
+    sweep_limit,
     sweeps_of,
     template_selection,
 )
@@ -191,3 +193,15 @@ def test_a_syntax_module_reaches_the_templates_whose_syntax_choice_runs_its_dete
     assert narrowed(in_detect, reached(in_detect, "b1.jinja", trace, None), trace, settings, syntax_of) == (
         "a1.jinja,b1.jinja,c1.jinja"
     )
+
+
+def test_a_mutant_sweep_may_take_five_times_the_unmutated_parsers_time_and_no_more_than_the_timeout(
+    tmp_path: Path,
+) -> None:
+    reference = Reference(baseline=None, unexpected=frozenset(), seconds_per_template=20.0, templates=10,  # type: ignore[arg-type]
+                          follow_up_share=0.5)
+    settings = Settings(source=tmp_path, out=tmp_path / "out")
+    assert sweep_limit(Sweep("a.jinja,b.jinja"), reference, settings) == 5 * (8 + 2 * 20)
+    assert sweep_limit(Sweep(None, "whole,char3"), reference, settings) == 5 * (8 + 10 * 20 * 0.5)
+    assert sweep_limit(Sweep("a.jinja"), replace(reference, seconds_per_template=0.5), settings) == 60
+    assert sweep_limit(Sweep(None), reference, replace(settings, timeout=300)) == 300

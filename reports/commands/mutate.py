@@ -76,7 +76,9 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         "--test-command", help="decide each mutant with this shell command instead of the gate"
     )
     parser.add_argument("-j", "--jobs", type=int, default=2, help="mutants checked at once (default: 2)")
-    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per mutant (default: 1800)")
+    parser.add_argument("--timeout", type=float, default=1800.0,
+                        help="seconds a mutant's sweep may take at most (default: 1800); a sweep also ends as a "
+                             "timeout past 5 times the unmutated parser's time for its templates (at least 60 s)")
     parser.add_argument(
         "--max-templates",
         type=int,
