@@ -87,6 +87,7 @@ BOOK_TRIP = _function(
             "properties": {"window": {"type": "boolean"}, "meals": {"type": "array", "items": {"type": "string"}}},
         },
         "notes": {"description": "Anything else, in any form (no type)."},
+        "passport": {"minLength": 8, "description": "The passport number (a length bound, no type)."},
         "reference": {},
         "refundable": {"type": "boolean"},
         "hotel": {
@@ -114,11 +115,13 @@ TYPED_TRIP = {
     "preferences": {"window": True, "meals": ["veg", "none"]},
     "notes": {"late": True, "code": 7},
     "reference": 42,
+    "passport": "80412345",
 }
 """Arguments of book_trip touching every kind of schema it declares: enum, const, null, anyOf, allOf, arrays of
-objects, nested objects, untyped values (an object and a number), a digit string typed as a nullable string, a
-string holding a carriage return, a number where a string or an integer may be, and a boolean nested in an
-object; the required parameters first, as llama.cpp's grammars for parameter-tag formats expect."""
+objects, nested objects, untyped values (an object and a number), a digit string typed as a nullable string and
+one typed only by a length bound, a string holding a carriage return, a number where a string or an integer may
+be, and a boolean nested in an object; the required parameters first, as llama.cpp's grammars for parameter-tag
+formats expect."""
 
 STRICT_TRIP = {
     "destination": "Oslo",
