@@ -161,11 +161,6 @@ class Negate(Parser):
 
 
 @dataclass(eq=False)
-class Any(Parser):
-    """Matches one character."""
-
-
-@dataclass(eq=False)
 class Space(Parser):
     """Matches zero or more C-locale whitespace characters."""
 
@@ -285,10 +280,6 @@ class Builder:
         """!p"""
         return self.add(Negate(p))
 
-    def any(self) -> Parser:
-        """."""
-        return self.add(Any())
-
     def space(self) -> Parser:
         """Whitespace*."""
         return self.add(Space())
@@ -377,7 +368,7 @@ class Arena:
         self.makers: dict[type, Callable[..., Run]] = {
             Eps: self._eps, End: self._end, Literal: self._literal, Sequence: self._sequence,
             Choice: self._choice, Repeat: self._repeat, Peek: self._peek, Negate: self._negate,
-            Any: self._any, Space: self._space, Chars: self._chars, StringContent: self._string,
+            Space: self._space, Chars: self._chars, StringContent: self._string,
             Until: self._until, Rule: self._rule, Tag: self._tag, Atomic: self._atomic, Json: self._json,
         }
 
@@ -556,15 +547,6 @@ class Arena:
                 return (NEED_MORE, start, start, ())
             return (SUCCESS, start, start, ())
         return negate
-
-    def _any(self, p: Any, resumable: bool) -> Run:
-        def any_char(ctx: Context, start: int) -> Raw:
-            if start >= len(ctx.text):
-                ctx.eof = True
-                return (NEED_MORE if ctx.lenient else FAIL, start, start, ())
-            ctx.examined += 1
-            return (SUCCESS, start, start + 1, ())
-        return any_char
 
     def _space(self, p: Space, resumable: bool) -> Run:
         def space(ctx: Context, start: int) -> Raw:
