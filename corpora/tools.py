@@ -98,7 +98,7 @@ BOOK_TRIP = _function(
             "description": "An optional object, as Optional[Model] schemas write it.",
         },
     },
-    ["destination", "travellers"],
+    ["destination", "travellers", "cabin"],
 )
 
 TYPED_TRIP = {
