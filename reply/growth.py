@@ -9,11 +9,17 @@ scanner reads on without stopping (`Growth.stops` absent from it, or the scanner
 out of input at the end) then gives the same tree with the chain's ends moved, and the memo tables stay valid
 because no memoized result looked at the end. What the stream shows of that read is then what it showed
 before with the span lengthened (`shown_grown`), unless a marker may be starting at the end.
+
+Where the frontier instead waits on one run still arriving (a literal such as a call marker or a tool name, a
+key's characters, a scan under a custom mapper) while every other run that looked at the end follows from it
+or from a scan stopped before a delimiter still arriving, the parse `stall`s: appended text that run takes
+gives the same tree with its ends moved, read again by the mapper without running the grammar.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,15 +28,21 @@ from reply.json_value import Checkpoint
 from reply.messages import Message, ToolCall
 from reply.peg import (
     Arena,
+    Atomic,
+    Chars,
     Choice,
     Context,
     Json,
+    Literal,
     Node,
+    Negate,
     Parser,
+    Peek,
     Repeat,
     Result,
     Rule,
     Sequence,
+    Space,
     Status,
     StringContent,
     Tag,
@@ -39,8 +51,11 @@ from reply.peg import (
 from reply.promises import ArgumentsScan, shown_arguments
 
 PASSING = (Sequence, Choice, Repeat, Rule)
+STALLING = (*PASSING, Tag, Atomic)
+FOLLOWING = (*STALLING, Peek, Negate)
 ANYTHING = re.compile(r"[\s\S]")
 WRAPPING_TAGS = frozenset({TOOL, TOOL_ARG})
+SPACE = frozenset(" \t\n\v\f\r")
 
 
 @dataclass(frozen=True)
@@ -189,3 +204,115 @@ def growth(parsers: dict[int, Parser], ctx: Context, result: Result, tail: Tail 
     if tail.how == "normalized" and not (isinstance(parsers[scanner_id], Json) and node.start == scanner_start):
         return None
     return Growth(parsers[scanner_id], scanner_start, stops, node.start, tail)
+
+
+@dataclass(frozen=True)
+class Stall:
+    """How a parse (`result` of the input up to `end`, with its `frontier`) reads on while the input ends
+    inside one run the parse waits on, at `start`: a literal still arriving (`literal`), a scan that reads
+    on through text holding none of `stops`, or a run of characters it `accepts` (at most `most`, -1: no
+    bound). Each append it takes gives the same tree, its nodes that ended at the end of the input ending at
+    the new end (`moved`), as long as each scan that stopped at a delimiter the input ends inside (`waits`:
+    where, and the scan's delimiters) still stops there."""
+
+    start: int
+    literal: str | None
+    stops: re.Pattern[str] | None
+    accepts: Callable[[str], bool] | None
+    most: int
+    waits: tuple[tuple[int, tuple[str, ...]], ...]
+    result: Result
+    frontier: tuple[tuple[int, int, Result], ...]
+    end: int
+
+    def moved(self, size: int) -> tuple[Result, dict[int, Node]]:
+        """The parse of the input grown to `size`, and its new nodes by the ids of the old ones."""
+        made: dict[int, Node] = {}
+        result, every = self.result, self.accepts is not None
+        return Result(result.status, result.start, size, moved(result.nodes, self.end, size, made, every)), made
+
+    def moved_frontier(self, size: int, made: dict[int, Node]) -> list[tuple[int, int, Result]]:
+        """The frontier of the parse grown to `size`, its nodes those `moved` made."""
+        every = self.accepts is not None
+        return [(pid, start, found if found.end != self.end else
+                 Result(found.status, found.start, size, moved(found.nodes, self.end, size, made, every)))
+                for pid, start, found in self.frontier]
+
+    def holds(self, text: str, chunk: str) -> bool:
+        """Whether `text`, grown by `chunk`, still ends inside the run and each waiting scan still stops where
+        it did."""
+        if self.literal is not None:
+            if len(text) - self.start >= len(self.literal) or not self.literal.startswith(text[self.start:]):
+                return False
+        elif self.accepts is not None:
+            if (self.most != -1 and len(text) - self.start > self.most) or not all(map(self.accepts, chunk)):
+                return False
+        elif self.stops is not None and self.stops.search(chunk) is not None:
+            return False
+        return all(any(word.startswith(text[at:]) or text.startswith(word, at) for word in words)
+                   for at, words in self.waits)
+
+
+def stall(parsers: dict[int, Parser], ctx: Context, result: Result) -> Stall | None:
+    """The stall of this parse, or None when the parse does not prove one. Every run that looked at the end
+    of the input is one of: the one run the input ends inside (a literal still arriving, a scan that reads
+    on, or a run of characters, then with a literal waiting at the end); a parser that passes a child's
+    NEED_MORE on unchanged but for its end (or drops its nodes); a scan that stopped at a delimiter the input
+    ends inside; or a parser whose result follows from its children's alone (unlike a repeat that reached the
+    end)."""
+    frontier = ctx.frontier
+    size = len(ctx.text)
+    if not frontier or result.status is not Status.NEED_MORE or result.end != size:
+        return None
+    arriving: tuple[int, str | None, re.Pattern[str] | None, Callable[[str], bool] | None, int] | None = None
+    waiting: list[str] = []
+    waits = []
+    for parser_id, start, found in frontier:
+        parser = parsers[parser_id]
+        if found.status is Status.NEED_MORE:
+            if found.end != size:
+                return None
+            if isinstance(parser, STALLING):
+                continue
+            if isinstance(parser, Literal) and start == size:
+                waiting.append(parser.literal)
+                continue
+            if arriving is not None:
+                return None
+            if isinstance(parser, Literal):
+                arriving = (start, parser.literal, None, None, -1)
+                continue
+            reads_on, stops = _stops(parser, ctx, start)
+            if not reads_on or stops is ANYTHING:
+                return None
+            arriving = (start, None, stops, None, -1)
+        elif isinstance(parser, (Chars, Space)) and found.status is Status.SUCCESS and found.end == size:
+            if arriving is not None:
+                return None
+            if isinstance(parser, Chars):
+                arriving = (start, None, None, parser.accept, parser.max_count)
+            else:
+                arriving = (start, None, None, SPACE.__contains__, -1)
+        elif isinstance(parser, Until) and found.status is Status.SUCCESS and found.end < size:
+            waits.append((found.end, tuple(parser.trie.words)))
+        elif not isinstance(parser, FOLLOWING) or (isinstance(parser, Repeat) and found.end == size):
+            return None
+    if arriving is None and len(waiting) == 1:
+        arriving = (size, waiting[0], None, None, -1)
+    elif arriving is None or bool(waiting) != (arriving[3] is not None):
+        return None
+    return Stall(*arriving, tuple(waits), result, tuple(frontier), size)
+
+
+def moved(nodes: tuple[Node, ...], end: int, new_end: int, made: dict[int, Node], every: bool) -> tuple[Node, ...]:
+    """`nodes` with each partial one that ends at `end` (`every` one, when a finished run of characters grows),
+    and its children that do, ending at `new_end` instead, one new node per old one (`made`, by the old one's
+    id, so the frontier's nodes stay those of the tree)."""
+    if not nodes or nodes[-1].end != end or not (every or nodes[-1].is_partial):
+        return nodes
+    last = nodes[-1]
+    grown = made.get(id(last))
+    if grown is None:
+        grown = made[id(last)] = Node(last.rule, last.tag, last.start, new_end,
+                                      moved(last.children, end, new_end, made, every), last.is_partial)
+    return (*nodes[:-1], grown)

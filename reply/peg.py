@@ -84,7 +84,7 @@ class Trie:
         self.firsts = frozenset(w[0] for w in self.words)
 
     def check_at(self, text: str, pos: int) -> tuple[int, bool]:
-        """The match at `pos` and whether it looked at the end of the input."""
+        """The match at `pos` and whether more input could change it (a word the input ends inside)."""
         if text[pos] not in self.firsts:
             return Trie.NO, False
         partial = False
@@ -96,8 +96,7 @@ class Trie:
                     return Trie.COMPLETE, False
             elif word.startswith(text[pos:]):
                 partial = True
-        touched = any(pos + len(w) > size for w in self.words)
-        return (Trie.PARTIAL if partial else Trie.NO), touched
+        return (Trie.PARTIAL if partial else Trie.NO), partial
 
 
 class Parser:
@@ -418,9 +417,9 @@ class Arena:
             ctx.examined += size if left >= size else max(0, left)
             if text.startswith(lit, start):
                 return (SUCCESS, start, start + size, ())
-            if left < size:
+            if left < size and lit.startswith(text[start:]):
                 ctx.eof = True
-                if ctx.lenient and lit.startswith(text[start:]):
+                if ctx.lenient:
                     return (NEED_MORE, start, len(text), ())
             return (FAIL, start, start, ())
         return literal
@@ -462,9 +461,9 @@ class Arena:
                     if text.startswith(lit, pos):
                         pos += size
                         continue
-                    if left < size:
+                    if left < size and lit.startswith(text[pos:]):
                         ctx.eof = True
-                        if ctx.lenient and lit.startswith(text[pos:]):
+                        if ctx.lenient:
                             return (NEED_MORE, start, len(text), tuple(nodes))
                     return (FAIL, start, pos, ())
                 status, _, end, found = run(ctx, pos)

@@ -10,7 +10,15 @@ from typing import Any
 from chatparity.model import PINNED_NOW
 from reply.analysis import trim_whitespace
 from reply.chat import CONTENT, REASONING, ChatBuilder, Mapped
-from reply.growth import Growth, growth, marker_starts, parsers_by_id, shown_grown
+from reply.growth import (
+    Growth,
+    Stall,
+    growth,
+    marker_starts,
+    parsers_by_id,
+    shown_grown,
+    stall,
+)
 from reply.messages import Message, Problem, Rejected, RenderFailed, ToolCall, Unsupported
 from reply.peg import Arena, Context, Node, Parser, Result, Status
 from reply.problems import find_problems
@@ -119,6 +127,7 @@ class Reader:
             tags += [tag for tag in ("<think>", "</think>") if tag in template.source]
             found = [m for m in [*tags, *self.call_starts] if len(m) > 1]
         self.markers = tuple(sorted(set(found), key=lambda m: (-len(m), m)))
+        self.longest_marker = max(map(len, self.markers), default=0)
         self.fast = True
         self.shared: Replay | None = None
 
@@ -357,6 +366,7 @@ class Reading:
         self.result: Result | None = None
         self.last = Message()
         self.growth: Growth | None = None
+        self.stall: Stall | None = None
         self.settled: Message | Rejected | None = None
 
     def grow(self, chunk: str) -> Message | Rejected:
@@ -372,12 +382,27 @@ class Reading:
             self.result = None
             self.last = found.grown(self.last, self.ctx.text, chunk)
             return self.last
+        if self.stall is not None and self.result is not None and self.stall.holds(self.ctx.text, chunk):
+            return self.stalled(self.stall)
         return self.read()
+
+    def stalled(self, stall: Stall) -> Message:
+        """The read of the text grown where the last parse stalls (`growth.Stall`): that parse with its nodes
+        ending at the new end, mapped again where any did, and lengthened from then on where it only grows."""
+        ctx, reader = self.ctx, self.reader
+        size = len(ctx.text)
+        self.result, made = stall.moved(size)
+        if made:
+            self.last, mapped = reader.mapped_read(ctx, self.result, partial=True, diagnose=False)
+            if mapped is not None and mapped.tail is not None:
+                ctx.frontier = stall.moved_frontier(size, made)
+                self.growth = growth(reader.parsers, ctx, self.result, mapped.tail)
+        return self.last
 
     def read(self) -> Message | Rejected:
         """The partial read of the text so far, parsed on, or its refusal (returned)."""
         ctx, reader = self.ctx, self.reader
-        self.growth = None
+        self.growth = self.stall = None
         ctx.frontier = []
         with _deep_recursion():
             self.result = result = reader.arena.parse(ctx)
@@ -393,6 +418,8 @@ class Reading:
             self.settled = fresh
         if reader.fast and mapped is not None and mapped.tail is not None:
             self.growth = growth(reader.parsers, ctx, result, mapped.tail)
+        if reader.fast and self.growth is None:
+            self.stall = stall(reader.parsers, ctx, result)
         return fresh
 
     def parsed(self) -> Result:
@@ -421,29 +448,54 @@ class Replay:
         self.reading = Reading(reader, reader.prefix + read)
         self.shown = Message()
         self.scans: list[ArgumentsScan] = []
+        self.shown_last = False
         if read:
             fresh = self.reading.read()
             if not isinstance(fresh, Rejected):
                 self.shown = hold_back(fresh, self.reading.ctx.text, reader.markers, self.scans,
                                        self.reading.nodes)
+                self.shown_last = True
         self.marks: list[Mark] | None = [_mark(self.shown)] if recorded else None
 
     def advance(self, text: str) -> Message:
-        """Shown after every character of `text` past what was replayed already."""
+        """Shown after every character of `text` past what was replayed already: where the last read shown
+        only grew (`growth.shown_grown`), that read lengthened, else the read held back."""
         reading, markers, marks = self.reading, self.reader.markers, self.marks
         done = len(reading.ctx.text) - len(self.reader.prefix)
-        for char in text[done:]:
+        for index, char in enumerate(text[done:], done + 1):
+            if self.fixed():
+                rest = text[index - 1:]
+                reading.ctx.text += rest
+                if marks is not None:
+                    marks.extend([marks[-1]] * len(rest))
+                break
             fresh = reading.grow(char)
+            growing = reading.growth if self.shown_last and reading.result is None else None
+            self.shown_last = False
             if not isinstance(fresh, Rejected):
-                held = hold_back(fresh, reading.ctx.text, markers, self.scans, reading.nodes)
+                held = None
+                if growing is not None:
+                    held = shown_grown(growing, fresh, self.shown, reading.ctx.text, self.scans, markers)
+                if held is None:
+                    held = hold_back(fresh, reading.ctx.text, markers, self.scans, reading.nodes)
                 if not held.empty and extends(self.shown, held):
                     self.shown = held
+                    self.shown_last = True
                     if marks is not None:
                         marks.append(_mark(held))
                         continue
             if marks is not None:
                 marks.append(marks[-1])
         return self.shown
+
+    def fixed(self) -> bool:
+        """Whether nothing appended can change what is shown: the read settled (`Reading.settled`) and the
+        input ends a marker's length past it (so holding back takes nothing of it), and was replayed there."""
+        reading = self.reading
+        if reading.settled is None or reading.result is None:
+            return False
+        return (isinstance(reading.settled, Rejected)
+                or len(reading.ctx.text) - self.reader.longest_marker > reading.result.end)
 
     def agrees(self, text: str) -> bool:
         """Whether `text` and what was replayed so far start alike (one is a start of the other)."""

@@ -9,6 +9,7 @@ import pytest
 
 import reply
 from reply.chat import ChatBuilder, Mapper
+from reply.growth import parsers_by_id, stall
 from reply.peg import Arena, Context, Status
 from tests.reply_support import SYNTAX_TEMPLATES, replies, session
 
@@ -75,3 +76,49 @@ def test_optspace_makes_surrounding_whitespace_optional() -> None:
     arena = build(lambda b: b.seq(b.optspace("\n</think>\n\n"), b.end()))
     for text in ("</think>", "\n</think>", "</think>\n\n", "\n</think>\n"):
         assert arena.parse(Context(text)).status is Status.SUCCESS, text
+
+
+def frontier_of(arena: Arena, text: str) -> list[str]:
+    """The kinds of the runs of a resumable parse of `text` that looked at the end of the input."""
+    ctx = Context(text, resumable=True)
+    ctx.frontier = []
+    arena.parse(ctx)
+    parsers = parsers_by_id(arena.root)
+    return [parsers[pid].__class__.__name__ for pid, _, _ in ctx.frontier]
+
+
+def test_a_mismatch_before_the_end_never_waits_on_more_input() -> None:
+    """A literal that already differs from the text is final, so it is memoized (it stays off the frontier of
+    runs that looked at the end); one the input ends inside is not, nor a scan stopped before it."""
+    arena = build(lambda b: b.seq(b.content(b.until("<tool_call>")), b.choice("<|x|>", "<tool_call>")))
+    assert frontier_of(arena, "ab<tool") == ["Until", "Tag", "Literal", "Choice", "Sequence"]
+
+
+def test_a_stall_holds_while_its_literal_arrives_and_its_waiting_scans_still_stop() -> None:
+    """A parse that ends inside a literal, with content stopped before the delimiter the input ends inside,
+    reads on unchanged as long as both stay so; another character (another alternative, a broken
+    delimiter) ends the stall."""
+    arena = build(lambda b: b.seq(b.content(b.until("<ab")), b.choice("<abc>", "<abd>")))
+    ctx = Context("hi <a", resumable=True)
+    ctx.frontier = []
+    found = stall(parsers_by_id(arena.root), ctx, arena.parse(ctx))
+    assert found is not None and found.literal == "<abc>" and found.waits == ((3, ("<ab",)),)
+    assert found.holds("hi <ab", "b") and found.holds("hi <abc", "c")
+    assert not found.holds("hi <abd", "d") and not found.holds("hi <abc>", ">")
+
+
+def test_no_stall_where_two_runs_wait_on_the_end() -> None:
+    """A parse waiting on a run of characters that may go on and on a literal that may start is a stall of
+    the run (the literal waits at the end); a parse ending inside a repeat that reached the end is none."""
+    words = build(lambda b: b.seq(b.chars(str.isalpha, 1, -1), ":"))
+    ctx = Context("city", resumable=True)
+    ctx.frontier = []
+    found = stall(parsers_by_id(words.root), ctx, words.parse(ctx))
+    assert found is not None and found.holds("cityx", "x") and not found.holds("city:", ":")
+    repeated = build(lambda b: b.seq(b.zero_or_more(b.lit("ab")), "<end>"))
+    ctx = Context("abab", resumable=True)
+    ctx.frontier = []
+    assert stall(parsers_by_id(repeated.root), ctx, repeated.parse(ctx)) is None
+    ctx = Context("abab<e", resumable=True)
+    ctx.frontier = []
+    assert stall(parsers_by_id(repeated.root), ctx, repeated.parse(ctx)) is not None

@@ -113,13 +113,22 @@ def test_fast_stream_matches_on_generated_replies(template: str) -> None:
 
 
 def reads(reader: reply.Reader, text: str) -> int:
-    """How many feeds of a character-by-character stream of `text` ran the grammar."""
+    """How many times a character-by-character stream of `text` ran the grammar."""
     stream = Stream(reader)
+    parse = reader.arena.parse
     count = 0
-    for char in text:
-        before = stream.reading.result
-        stream.feed(char)
-        count += stream.reading.result is not None and stream.reading.result is not before
+
+    def counted(ctx):
+        nonlocal count
+        count += 1
+        return parse(ctx)
+
+    reader.arena.parse = counted
+    try:
+        for char in text:
+            stream.feed(char)
+    finally:
+        reader.arena.parse = parse
     return count
 
 
@@ -136,3 +145,17 @@ def test_long_arguments_stream_without_parsing(template: str) -> None:
     assert text and len(text) > 6000
     markup = len(text) - len("Rio de Janeiro " * 200) - len(json.dumps(attendees))
     assert reads(reader, text) < markup, f"{template}: the long arguments were parsed feed by feed"
+
+
+@pytest.mark.parametrize("template", ["google-gemma-4-31B-it.jinja", "GLM-4.6.jinja", "Kimi-K2-Instruct.jinja",
+                                      "MiniMax-M3.jinja", "inclusionai-ling-3.0-flash.jinja"])
+def test_markers_names_and_values_arriving_stream_without_parsing(template: str) -> None:
+    """While a marker, a tool name, a key or a short value arrives (a literal, a run of characters or a scan
+    the parse waits on, `growth.Stall`), a feed moves the last parse on without running the grammar, custom
+    mappers too: only the feeds where a token ends parse."""
+    s = next(s for s in sessions(template) if s.mode.label == "think/parallel")
+    reader = reply.open(s)
+    text = written_turn(s, [("get_weather", {"city": "Rio de Janeiro", "days": 4}), ("get_time", {})],
+                        content="Let me check.")
+    assert text
+    assert reads(reader, text) < len(text) / 3, f"{template}: most feeds ran the grammar"
