@@ -115,7 +115,7 @@ def oracle_parse_all(oracle, handle: int, texts: list[str]) -> None:
         oracle.parse(handle, text)
 
 
-def throughput(use_oracle: bool, only: set[str] | None = None, repeat: int = 10) -> None:
+def throughput(use_oracle: bool, only: set[str] | None = None, repeat: int = 50) -> None:
     """Replies per second and characters per second, project parser next to the oracle, each the best of
     `repeat` runs taken in turns (so both see the same load)."""
     oracle = None
@@ -221,7 +221,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,50000,100000")
     parser.add_argument("--no-oracle", action="store_true")
     parser.add_argument("--syntaxes", default="", help="comma-separated syntax names (default: every one)")
-    parser.add_argument("--repeat", type=int, default=10, help="runs per syntax, the best kept (default 10)")
+    parser.add_argument("--repeat", type=int, default=50, help="runs per syntax, the best kept (default 50)")
     parser.add_argument("--no-stream", action="store_true", help="only the throughput table")
     args = parser.parse_args()
     only = set(filter(None, args.syntaxes.split(","))) or None

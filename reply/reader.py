@@ -157,11 +157,13 @@ class Reader:
 
     def replayed(self, text: str) -> Message:
         """What a character-by-character stream of the reply `text` shows last (`Replay`). Where `fast`, one
-        recorded replay serves every text that starts as the texts before it did (a reply's streams)."""
+        recorded replay serves every text that starts as the texts before it did (a reply's streams), and a
+        text that shares only a start with them is replayed past that start alone (`Replay.forked`)."""
         if not self.fast:
             return Replay(self).advance(text)
         if self.shared is None or not self.shared.agrees(text):
-            self.shared = Replay(self, recorded=True)
+            forked = None if self.shared is None else self.shared.forked(text)
+            self.shared = forked or Replay(self, recorded=True)
         try:
             return self.shared.shown_after(text)
         except BaseException:
@@ -496,6 +498,21 @@ class Replay:
             return False
         return (isinstance(reading.settled, Rejected)
                 or len(reading.ctx.text) - self.reader.longest_marker > reading.result.end)
+
+    def forked(self, text: str) -> Replay | None:
+        """A recorded replay of `text` that takes what this one (recorded) showed over the start the two share,
+        and parses only that start (None when they share nothing)."""
+        assert self.marks is not None
+        replayed = self.reading.ctx.text[len(self.reader.prefix):]
+        shared = next((at for at, (mine, theirs) in enumerate(zip(replayed, text)) if mine != theirs),
+                      min(len(replayed), len(text)))
+        if not shared:
+            return None
+        fork = Replay(self.reader, text[:shared], recorded=True)
+        fork.shown = _truncated(self.shown, self.marks[shared])
+        fork.shown_last = False
+        fork.marks = self.marks[:shared + 1]
+        return fork
 
     def agrees(self, text: str) -> bool:
         """Whether `text` and what was replayed so far start alike (one is a start of the other)."""

@@ -159,3 +159,35 @@ def test_markers_names_and_values_arriving_stream_without_parsing(template: str)
                         content="Let me check.")
     assert text
     assert reads(reader, text) < len(text) / 3, f"{template}: most feeds ran the grammar"
+
+
+def test_a_reply_sharing_a_start_with_the_last_replayed_one_replays_past_it() -> None:
+    """Two broken calls that differ only at their end (a quoted integer, a missing brace) both replay; the
+    second reuses what the first replay showed over their shared start, parses less, and reads as a fresh
+    reader reads it."""
+    s = next(s for s in sessions("google-gemma-4-31B-it.jinja") if s.mode.label == "think/auto")
+    start = '<|tool_call>call:get_weather{city:<|"|>Rio<|"|>,days:'
+    first, second = start + '"4"}<tool_call|>', start + "4<tool_call|>"
+    expected, alone = reply.open(s).parse(second), reads_whole(reply.open(s), second)
+    reader = reply.open(s)
+    reader.parse(first)
+    assert reads_whole(reader, second) < alone / 2
+    assert reader.parse(second) == expected and expected.tool_calls[0].arguments == '{"city":"Rio"}'
+
+
+def reads_whole(reader: reply.Reader, text: str) -> int:
+    """How many times a whole parse of `text` ran the grammar (its replay included)."""
+    parse = reader.arena.parse
+    count = 0
+
+    def counted(ctx):
+        nonlocal count
+        count += 1
+        return parse(ctx)
+
+    reader.arena.parse = counted
+    try:
+        reader.parse(text)
+    finally:
+        reader.arena.parse = parse
+    return count
