@@ -112,9 +112,8 @@ def test_fast_stream_matches_on_generated_replies(template: str) -> None:
     check()
 
 
-def reads(reader: reply.Reader, text: str) -> int:
-    """How many times a character-by-character stream of `text` ran the grammar."""
-    stream = Stream(reader)
+def grammar_runs(reader: reply.Reader, action) -> int:
+    """How many times `action()` ran the reader's grammar."""
     parse = reader.arena.parse
     count = 0
 
@@ -125,11 +124,16 @@ def reads(reader: reply.Reader, text: str) -> int:
 
     reader.arena.parse = counted
     try:
-        for char in text:
-            stream.feed(char)
+        action()
     finally:
         reader.arena.parse = parse
     return count
+
+
+def reads(reader: reply.Reader, text: str) -> int:
+    """How many times a character-by-character stream of `text` ran the grammar."""
+    stream = Stream(reader)
+    return grammar_runs(reader, lambda: [stream.feed(char) for char in text])
 
 
 @pytest.mark.parametrize("template", ["Qwen3-Coder.jinja", "GLM-4.6.jinja", "deepseek-ai-DeepSeek-V3.2.jinja",
@@ -177,17 +181,4 @@ def test_a_reply_sharing_a_start_with_the_last_replayed_one_replays_past_it() ->
 
 def reads_whole(reader: reply.Reader, text: str) -> int:
     """How many times a whole parse of `text` ran the grammar (its replay included)."""
-    parse = reader.arena.parse
-    count = 0
-
-    def counted(ctx):
-        nonlocal count
-        count += 1
-        return parse(ctx)
-
-    reader.arena.parse = counted
-    try:
-        reader.parse(text)
-    finally:
-        reader.arena.parse = parse
-    return count
+    return grammar_runs(reader, lambda: reader.parse(text))
