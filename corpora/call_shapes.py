@@ -335,6 +335,14 @@ class CallFrame:
     opened: bool = False
 
 
+def json_forms(body: str) -> str:
+    """A written call with its JSON string `"Rio"` as `"Rio\\/Lima"` and its integer 4, JSON or bare, as
+    `-0.45e+1`."""
+    slashed = body.replace('"Rio"', '"Rio\\/Lima"', 1)
+    exponent = JSON_NUMBER.sub(r"\g<1>-0.45e+1\g<2>", slashed, count=1)
+    return exponent if exponent != slashed else BARE_INTEGER.sub(r"\g<1>-0.45e+1", slashed, count=1)
+
+
 def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
     """A shape made by composing or corrupting the plain one-call text."""
     head, body = split.head, split.body
@@ -351,9 +359,9 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
     if shape is CallShape.SAME_CALL_TWICE:
         return head + body + body
     if shape is CallShape.JSON_FORMS:
-        if '"Rio"' not in body:
-            return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")
-        return head + JSON_NUMBER.sub(r"\g<1>-0.45e+1\g<2>", body.replace('"Rio"', '"Rio\\/Lima"', 1), count=1)
+        formed = json_forms(body)
+        return Skip(ORIGIN, shape.value, "the written call has neither a JSON string nor a bare integer argument") \
+            if formed == body else head + formed
     if shape in (CallShape.RAW_LINE_BREAK, CallShape.UNESCAPED_BACKSLASH):
         if '"Rio"' not in body:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")

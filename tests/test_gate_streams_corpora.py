@@ -1,4 +1,4 @@
-"""The quick corpora close the holes bugs slipped through: an escaped slash in JSON arguments, a call in
+"""The quick corpora close the holes bugs slipped through: an escaped slash and an exponent in call arguments, a call in
 gpt-oss's analysis channel, text that is not NFC, a reply cut inside a broken call in every calling mode, and
 call arguments streamed for every call shape."""
 
@@ -14,6 +14,8 @@ from harness.profiles import rules_of
 
 QWEN3 = "Qwen-Qwen3-0.6B.jinja"
 GPT_OSS = "openai-gpt-oss-120b.jinja"
+QWEN3_CODER = "Qwen3-Coder.jinja"
+GEMMA4 = "google-gemma-4-31B-it.jinja"
 
 
 def quick_replies(template: str, mode: str) -> list[Reply]:
@@ -31,6 +33,12 @@ def shaped(found: list[Reply], shape: str) -> Reply:
 def test_json_arguments_with_an_escaped_slash_and_an_exponent() -> None:
     reply = shaped(quick_replies(QWEN3, "think/auto"), "escaped_slash_and_exponent_in_arguments")
     assert '"Rio\\/Lima"' in reply.text and "-0.45e+1" in reply.text
+
+
+@pytest.mark.parametrize(("template", "number"), [(QWEN3_CODER, ">\n-0.45e+1\n<"), (GEMMA4, "days:-0.45e+1}")])
+def test_an_exponent_written_bare_where_arguments_are_not_json(template: str, number: str) -> None:
+    reply = shaped(quick_replies(template, "nothink/auto"), "escaped_slash_and_exponent_in_arguments")
+    assert number in reply.text and "\\/" not in reply.text
 
 
 def test_a_call_in_gpt_oss_analysis_channel() -> None:
