@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 from chatparity.model import PINNED_NOW
@@ -141,7 +141,7 @@ class Reader:
             message = self.read(ctx, result, partial)
         if not partial:
             return self.kept(message, text, ctx, result)
-        held = hold_back(message, ctx.text, self.markers, nodes=lambda: result.nodes)
+        held = hold_back(message, ctx.text, self.markers, [], lambda: result.nodes)
         if held.empty or self.opens_call(held.content):
             held = self.replayed(text)
         return Message(held.reasoning_content, held.content, held.tool_calls, message.problems)
@@ -237,41 +237,11 @@ class Reader:
         return message, mapped
 
 
-ALIGNMENT = 64
-
-
-def _arriving(text: str, markers: tuple[str, ...]) -> int:
+def arriving_marker(text: str, markers: tuple[str, ...]) -> int:
     """How many of the text's last characters are the start of a marker still arriving (0 when none)."""
     if not text:
         return 0
     return next((len(start) for start in marker_starts(markers).get(text[-1], ()) if text.endswith(start)), 0)
-
-
-def _common_suffix(first: str, second: str, second_end: int, most: int) -> int:
-    """How many characters (at most `most`) `first` and `second[:second_end]` end with alike."""
-    size, limit = 0, min(len(first), second_end, most)
-    while size < limit and first[-1 - size] == second[second_end - 1 - size]:
-        size += 1
-    return size
-
-
-def _held(shown: str, text: str, arriving: int) -> str:
-    """`shown` without what of it lies in the last `arriving` characters of `text` (a marker start), found by
-    string alignment where the read's nodes are unknown. The grammar may already have kept back some of the
-    text's last characters (an until() stops before a partial delimiter), so `shown` ends where `text` minus
-    those ends: of the ways to line the two up, the longest agreement (over the last ALIGNMENT characters past
-    the marker start; on a tie, the one where the grammar kept back more) wins."""
-    if not shown or not arriving:
-        return shown
-    most = arriving + ALIGNMENT
-    whole = min(len(shown), most)
-    agreement, held = 0, 0
-    for kept in range(arriving + 1):
-        inside = arriving - kept
-        aligned = _common_suffix(shown, text, len(text) - kept, most)
-        if inside <= aligned and (inside < aligned or aligned == whole) and aligned >= agreement:
-            agreement, held = aligned, inside
-    return shown[:len(shown) - held]
 
 
 def _read_past(nodes: tuple[Node, ...], boundary: int) -> tuple[int, int]:
@@ -291,23 +261,18 @@ def _read_past(nodes: tuple[Node, ...], boundary: int) -> tuple[int, int]:
     return reasoning, content
 
 
-def hold_back(message: Message, text: str, markers: tuple[str, ...],
-              scans: list[ArgumentsScan] | None = None,
-              nodes: Callable[[], tuple[Node, ...]] | None = None) -> Message:
+def hold_back(message: Message, text: str, markers: tuple[str, ...], scans: list[ArgumentsScan],
+              nodes: Callable[[], tuple[Node, ...]]) -> Message:
     """A partial read without the start of a marker still arriving at the end of the input `text`, and each
     call's arguments only up to their last closable point (`scans`, one per call, resume earlier scans). What
     of reasoning and content lies inside the marker start is known from the read's `nodes` (asked for only
-    when a marker start arrives), else found by aligning them with the text's end."""
-    if scans is None:
-        scans = []
+    when a marker start arrives)."""
     scans.extend(ArgumentsScan() for _ in range(len(message.tool_calls) - len(scans)))
     calls = tuple(ToolCall(call.name, shown_arguments(call.arguments, scan), call.id)
                   for call, scan in zip(message.tool_calls, scans))
     reasoning, content = message.reasoning_content, message.content
-    arriving = _arriving(text, markers) if reasoning or content else 0
-    if arriving and nodes is None:
-        reasoning, content = _held(reasoning, text, arriving), _held(content, text, arriving)
-    elif arriving:
+    arriving = arriving_marker(text, markers) if reasoning or content else 0
+    if arriving:
         in_reasoning, in_content = _read_past(nodes(), len(text) - arriving)
         reasoning = reasoning[:len(reasoning) - min(in_reasoning, len(reasoning))]
         content = content[:len(content) - min(in_content, len(content))]

@@ -31,14 +31,15 @@ from harness.oracle_cache import OracleCache, default_directory
 from harness.oracle_reads import OracleIdentity, OracleReads
 from harness.parser_specs import load_parser, parser_spec
 from harness.runner import SessionRunner
-from reply.promises import closed_arguments
-from reply.reader import Reader, extends, hold_back
+from reply.promises import ArgumentsScan, closed_arguments, shown_arguments
+from reply.reader import Reader, arriving_marker, extends
 from reports.divergences import DEFAULT_PATH, apply_divergences, load_divergences
 from reports.statuses import Status
 
 PARSER = "reply"
 STREAM_CHECKS = ("consistent", "monotonic")
 Extras = Callable[[PlannedSession], Sequence[tuple[str, bool]]]
+ALIGNMENT = 64
 
 
 @dataclass
@@ -68,10 +69,41 @@ def extra_replies(texts: Sequence[tuple[str, bool]]) -> list[Reply]:
     return [Reply(text, partial, "extra", "extra-cut" if partial else "extra") for text, partial in texts]
 
 
+def common_suffix(first: str, second: str, second_end: int, most: int) -> int:
+    """How many characters (at most `most`) `first` and `second[:second_end]` end with alike."""
+    size, limit = 0, min(len(first), second_end, most)
+    while size < limit and first[-1 - size] == second[second_end - 1 - size]:
+        size += 1
+    return size
+
+
+def aligned_hold(shown: str, text: str, arriving: int) -> str:
+    """`shown` without what of it lies in the last `arriving` characters of `text` (a marker start), found by
+    string alignment, since llama.cpp's read has no nodes. Its grammar may already have kept back some of the
+    text's last characters (an until() stops before a partial delimiter), so `shown` ends where `text` minus
+    those ends: of the ways to line the two up, the longest agreement (over the last ALIGNMENT characters past
+    the marker start; on a tie, the one where the grammar kept back more) wins."""
+    if not shown or not arriving:
+        return shown
+    most = arriving + ALIGNMENT
+    whole = min(len(shown), most)
+    agreement, kept_back = 0, 0
+    for kept in range(arriving + 1):
+        inside = arriving - kept
+        aligned = common_suffix(shown, text, len(text) - kept, most)
+        if inside <= aligned and (inside < aligned or aligned == whole) and aligned >= agreement:
+            agreement, kept_back = aligned, inside
+    return shown[:len(shown) - kept_back]
+
+
 def held(reader: Reader, read: Message, text: str) -> reply.Message:
     """llama.cpp's read of `text` with the start of a marker, or of a value, still arriving held back."""
-    calls = tuple(reply.ToolCall(call.name, call.arguments, call.id) for call in read.tool_calls)
-    return hold_back(reply.Message(read.reasoning_content, read.content, calls), reader.prefix + text, reader.markers)
+    calls = tuple(reply.ToolCall(call.name, shown_arguments(call.arguments, ArgumentsScan()), call.id)
+                  for call in read.tool_calls)
+    full = reader.prefix + text
+    arriving = arriving_marker(full, reader.markers)
+    return reply.Message(aligned_hold(read.reasoning_content, full, arriving), aligned_hold(read.content, full, arriving),
+                         calls)
 
 
 def closed(read: Message) -> Message:
