@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import CodeType
 
+SYNTAX_DIRECTORY = "syntaxes"
+"""The folder of a parser's source whose modules each serve the reply syntax they are named after."""
 COMPARE_SWAPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Eq: ast.NotEq,
     ast.NotEq: ast.Eq,

@@ -13,13 +13,12 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from harness.mutants import Mutant
+from harness.mutants import SYNTAX_DIRECTORY, Mutant
 from reports.same_grammars import changed, in_child
 
 TEMPLATE_ANALYSIS_FILES = frozenset({"analysis.py", "json_calls.py", "rendering.py", "routes.py", "template.py"})
 """The modules of reply/ that read templates alone: differential analysis, JSON call layouts, rendering,
 routes and the template's own properties."""
-SYNTAX_DIRECTORY = "syntaxes"
 DETECT = "detect"
 PROFILE = "full"
 REASON = (

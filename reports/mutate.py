@@ -24,7 +24,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.mutants import Mutant, copy_environment, enclosing_function, equivalent_by_bytecode, mutants_of
+from harness.mutants import (
+    SYNTAX_DIRECTORY,
+    Mutant,
+    copy_environment,
+    enclosing_function,
+    equivalent_by_bytecode,
+    mutants_of,
+)
 from harness.sweep_trace import IMPORT, read_trace
 from reports.built_alike import REASON as BUILT_ALIKE
 from reports.built_alike import built_alike
@@ -37,7 +44,6 @@ from reports.tables import markdown_table
 from templates.index import load_index
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SYNTAX_DIRECTORY = "syntaxes"
 REPORT_JSON = "mutants.json"
 REPORT_MD = "mutants.md"
 SHOWN_ROWS = 3
@@ -381,10 +387,15 @@ def sweeps_of(
     return [Sweep(capped)] if every == capped else [Sweep(capped), Sweep(every, FOLLOW_UP)]
 
 
+def templates_of(sweep: Sweep, reference: Reference) -> int:
+    """How many templates a sweep runs."""
+    return reference.templates if sweep.templates is None else len(sweep.templates.split(","))
+
+
 def expected_seconds(sweep: Sweep, reference: Reference) -> float:
     """How long one sweep of the unmutated parser over the sweep's templates takes, from the reference sweep's
     time per template and the share of its rows the follow-up chunkings take."""
-    count = reference.templates if sweep.templates is None else len(sweep.templates.split(","))
+    count = templates_of(sweep, reference)
     share = reference.follow_up_share if sweep.chunking else 1.0
     return SWEEP_START_SECONDS + reference.seconds_per_template * count * share
 
@@ -398,12 +409,9 @@ def sweep_limit(sweep: Sweep, reference: Reference, settings: Settings) -> float
 def estimate(plans: list[list[Sweep]], reference: Reference, settings: Settings) -> str:
     """How long the mutants' sweeps should take (the most a mutant takes when no sweep kills it)."""
 
-    def count(sweep: Sweep) -> int:
-        return reference.templates if sweep.templates is None else len(sweep.templates.split(","))
-
     seconds = sum(expected_seconds(sweep, reference) for sweeps in plans for sweep in sweeps)
     minutes = seconds / max(1, settings.jobs) / 60
-    streamed = [count(sweeps[0]) for sweeps in plans]
+    streamed = [templates_of(sweeps[0], reference) for sweeps in plans]
     mean = sum(streamed) / len(streamed) if streamed else 0.0
     whole = sum(1 for sweeps in plans if len(sweeps) > 1)
     return (

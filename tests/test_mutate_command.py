@@ -32,6 +32,21 @@ def report(out: Path) -> dict[str, dict[str, object]]:
     return {mutant["id"]: mutant for mutant in data["mutants"]}
 
 
+def frozen_reply(tmp_path: Path) -> Path:
+    """A copy of the project's reply package to mutate."""
+    reply = tmp_path / "frozen" / "reply_src"
+    shutil.copytree(PROJECT / "reply", reply, ignore=shutil.ignore_patterns("__pycache__"))
+    return reply
+
+
+def check_one(reply: Path, file: str, mutant_id: str, out: Path) -> int:
+    """`chatparity mutate` of one mutant of a frozen reply package over Qwen3; its exit status."""
+    return cli.main([
+        "mutate", "--source", str(reply), "--package", "reply", "--files", file, "--only", mutant_id,
+        "--templates", QWEN3, "--out", str(out), "-j", "1",
+    ])
+
+
 def test_a_test_command_decides_mutants_of_any_language(tmp_path: Path) -> None:
     source = tmp_path / "parser"
     source.mkdir()
@@ -79,16 +94,12 @@ def test_wrong_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_a_python_mutant_of_a_frozen_copy_is_swept_from_a_copy_and_killed_by_the_gate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reply = tmp_path / "frozen" / "reply_src"
-    shutil.copytree(PROJECT / "reply", reply, ignore=shutil.ignore_patterns("__pycache__"))
+    reply = frozen_reply(tmp_path)
     mutants = mutants_of(reply, reply / "syntaxes" / "hermes.py")
     build = next(m for m in mutants if m.operator == "return" and "autoparser.build" in m.original)
     before = tree_digest(reply)
     out = tmp_path / "out"
-    status = cli.main([
-        "mutate", "--source", str(reply), "--package", "reply", "--files", "hermes.py", "--only", build.id,
-        "--templates", QWEN3, "--out", str(out), "-j", "1",
-    ])
+    status = check_one(reply, "hermes.py", build.id, out)
     assert status == 0
     checked = report(out)[build.id]
     assert checked["status"] == "killed" and checked["templates"] == QWEN3
@@ -102,15 +113,11 @@ def test_a_python_mutant_of_a_frozen_copy_is_swept_from_a_copy_and_killed_by_the
 
 @pytest.mark.oracle
 def test_a_survivor_in_template_analysis_that_builds_every_reader_alike_is_equivalent(tmp_path: Path) -> None:
-    reply = tmp_path / "frozen" / "reply_src"
-    shutil.copytree(PROJECT / "reply", reply, ignore=shutil.ignore_patterns("__pycache__"))
+    reply = frozen_reply(tmp_path)
     unreached = sorted((m for m in mutants_of(reply, reply / "analysis.py") if m.original == "ls[l1].value + suffix"
                         and m.replacement.startswith("(ls[l1].value - suffix)")), key=lambda m: m.line)[1]
     out = tmp_path / "out"
-    status = cli.main([
-        "mutate", "--source", str(reply), "--package", "reply", "--files", "analysis.py", "--only", unreached.id,
-        "--templates", QWEN3, "--out", str(out), "-j", "1",
-    ])
+    status = check_one(reply, "analysis.py", unreached.id, out)
     checked = report(out)[unreached.id]
     assert status == 0 and checked["status"] == "equivalent"
     assert "builds the reader of every session the full profile plans" in str(checked["reason"])
@@ -118,15 +125,11 @@ def test_a_survivor_in_template_analysis_that_builds_every_reader_alike_is_equiv
 
 @pytest.mark.oracle
 def test_a_mutant_that_loops_without_end_times_out_within_a_few_times_the_unmutated_sweep(tmp_path: Path) -> None:
-    reply = tmp_path / "frozen" / "reply_src"
-    shutil.copytree(PROJECT / "reply", reply, ignore=shutil.ignore_patterns("__pycache__"))
+    reply = frozen_reply(tmp_path)
     looping = next(m for m in mutants_of(reply, reply / "json_value.py") if m.operator == "condition"
                    and m.original == "pos < len(text) and text[pos] in SPACE")
     out = tmp_path / "out"
-    status = cli.main([
-        "mutate", "--source", str(reply), "--package", "reply", "--files", "json_value.py", "--only", looping.id,
-        "--templates", QWEN3, "--out", str(out), "-j", "1",
-    ])
+    status = check_one(reply, "json_value.py", looping.id, out)
     checked = report(out)[looping.id]
     assert status == 0 and checked["status"] == "timeout"
     limit = float(str(checked["reason"]).removeprefix("no verdict within ").removesuffix("s"))
