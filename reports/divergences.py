@@ -5,12 +5,14 @@ from __future__ import annotations
 import fnmatch
 import tomllib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
 
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
 from reports.expectations import DIVERGENCES_FILE, expectations_of
+from reports.groups import stream_groups, structure_groups
 from reports.runs import Run
 from reports.statuses import MISMATCH_KINDS, Status, raw_status
 
@@ -49,13 +51,23 @@ class Divergence:
         return f"#{self.number} ({scope}; {self.kind})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Verdict:
     """Rows with their status and the divergence that covers them, and the entries that cover nothing."""
 
     rows: pd.DataFrame
     stale: tuple[Divergence, ...]
     not_exercised: tuple[Divergence, ...]
+
+    @cached_property
+    def stream_failures(self) -> pd.DataFrame:
+        """The ways the rows' streams break a check, grouped once (reports.groups.stream_groups)."""
+        return stream_groups(self.rows)
+
+    @cached_property
+    def structure_failures(self) -> pd.DataFrame:
+        """The ways the parser's finished readings break a structural check, grouped once."""
+        return structure_groups(self.rows)
 
     @property
     def unexpected(self) -> pd.DataFrame:

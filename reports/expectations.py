@@ -123,7 +123,10 @@ def failing_rows(rows: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     broken = pd.Series(False, index=rows.index)
     for check in (*STREAM_CHECKS, *STRUCTURAL_CHECKS):
         broken |= rows[check] == 0
-    shown = rows[(~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])) | broken]
+    checks = (*STREAM_CHECKS, *STRUCTURAL_CHECKS)
+    read = ["status", "template", "mode", "origin", "shape", "chunking", "case_id", "outcome", "kind", *checks,
+            "detail", "error", "stream_detail", "structure_detail", "divergence"]
+    shown = rows.loc[(~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])) | broken, read]
     columns = [
         "status",
         "template",
@@ -139,18 +142,10 @@ def failing_rows(rows: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     if shown.empty:
         return pd.DataFrame(columns=columns)
     shown = shown.assign(
-        label=[
-            row_label(
-                row.outcome,
-                row.kind,
-                [check for check in (*STREAM_CHECKS, *STRUCTURAL_CHECKS) if getattr(row, check) == 0],
-            )
-            for row in shown.itertuples()
-        ],
-        detail=[
-            row.detail or row.error or row.stream_detail or row.structure_detail or row.divergence
-            for row in shown.itertuples()
-        ],
+        label=[row_label(row.outcome, row.kind, [check for check in checks if getattr(row, check) == 0])
+               for row in shown.itertuples()],
+        detail=[row.detail or row.error or row.stream_detail or row.structure_detail or row.divergence
+                for row in shown.itertuples()],
         show=[show_command(case, run_dir) for case in shown["case_id"]],
     )
     order = ["template", "mode", "origin", "shape", "case_id", "chunking"]

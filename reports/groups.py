@@ -12,6 +12,8 @@ from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status, structura
 GROUP_KEYS = ("family", "syntax", "shapes", "status", "kind", "what")
 GROUPED_STATUSES = (Status.MISMATCH, Status.KNOWN, Status.PARSER_ERROR, Status.ORACLE_ERROR)
 INDEX = re.compile(r"\[\d+\]")
+FOLD_COLUMNS = ("case_id", "chunking", "reply", "shape", "template")
+"""The columns `_fold` groups, sorts and counts on, besides those a grouping shows."""
 
 
 def detail_path(detail: str) -> str:
@@ -59,6 +61,11 @@ def _fold(failing: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.Data
     return table[columns].reset_index(drop=True)
 
 
+def source_columns(rows: pd.DataFrame, shown: list[str]) -> list[str]:
+    """The columns of `rows` a grouping of failing rows reads: those it shows and those `_fold` sorts on."""
+    return [name for name in rows.columns if name in shown or name in FOLD_COLUMNS]
+
+
 def stream_groups(rows: pd.DataFrame) -> pd.DataFrame:
     """One line per way a stream check breaks (family, syntax, shape, first broken invariant), most first."""
     columns = [
@@ -77,8 +84,8 @@ def stream_groups(rows: pd.DataFrame) -> pd.DataFrame:
         "stream_detail",
         "reply",
     ]
-    streamed = rows[(rows["chunking"] != "whole") & rows["consistent"].notna()]
-    broken = streamed[(streamed[list(STREAM_CHECKS)] == 0).any(axis=1)]
+    streamed = (rows["chunking"] != "whole") & rows["consistent"].notna()
+    broken = rows.loc[streamed & (rows[list(STREAM_CHECKS)] == 0).any(axis=1), source_columns(rows, columns)]
     if broken.empty:
         return pd.DataFrame(columns=columns)
     broken = broken.assign(what=[re.sub(r"\d+", "N", detail)[:120] for detail in broken["stream_detail"]])

@@ -9,7 +9,7 @@ from html import escape
 import pandas as pd
 
 from reports.divergences import Verdict
-from reports.groups import failure_groups, stream_groups, structure_groups
+from reports.groups import failure_groups
 from reports.oracle_defects import DefectReport
 from reports.runs import Run, ordered_chunkings
 from reports.show import show_command
@@ -224,8 +224,8 @@ def page(run: Run, verdict: Verdict, tables: Tables, defects: DefectReport) -> s
     rows = verdict.rows
     new = failure_groups(rows, NEW_STATUSES)
     known = failure_groups(rows, (Status.KNOWN,))
-    streams = stream_groups(rows)
-    structures = structure_groups(rows)
+    streams = verdict.stream_failures
+    structures = verdict.structure_failures
     stale = pd.DataFrame([{"entry": entry.label, "reason": entry.reason} for entry in verdict.stale])
     unexpected = verdict.unexpected[["template", "mode", "shape", "chunking", "case_id", "divergence"]]
     body = [

@@ -12,7 +12,7 @@ import pandas as pd
 from reports.coverage import Coverage, coverage, coverage_markdown
 from reports.divergences import Verdict, classify_run
 from reports.expectations import failing_rows
-from reports.groups import failure_groups, stream_groups, structure_groups
+from reports.groups import failure_groups
 from reports.html import page
 from reports.multiturn import multiturn_section
 from reports.oracle_defects import defects_markdown, oracle_defects
@@ -105,8 +105,8 @@ def strict_section(verdict: Verdict) -> str:
 
 def report_markdown(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame) -> str:
     """The full markdown report: summary, distinct failures, per family/syntax/template tables, strictness."""
-    streams = stream_groups(verdict.rows)
-    structures = structure_groups(verdict.rows)
+    streams = verdict.stream_failures
+    structures = verdict.structure_failures
     parts = [
         summary_markdown(run, verdict, "report.html"),
         *multiturn_section(run.directory, str(run.stamp.get("parser", ""))),
@@ -155,6 +155,7 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
     target.mkdir(parents=True, exist_ok=True)
     tables = build_tables(verdict.rows)
     groups = failure_groups(verdict.rows)
+    streams, structures = verdict.stream_failures, verdict.structure_failures
     defects = oracle_defects(run)
     written = [target / "report.md", target / "report.html", target / "summary.md"]
     written[0].write_text(report_markdown(run, verdict, tables, groups), encoding="utf-8")
@@ -164,8 +165,8 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
         written.append(write_csv(target / f"counts_by_{by}.csv", counts))
     written.append(write_csv(target / "failures.csv", failing_rows(verdict.rows, run.directory)))
     written.append(write_csv(target / "failure_groups.csv", groups))
-    written.append(write_csv(target / "stream_failures.csv", stream_groups(verdict.rows)))
-    written.append(write_csv(target / "structure_failures.csv", structure_groups(verdict.rows)))
+    written.append(write_csv(target / "stream_failures.csv", streams))
+    written.append(write_csv(target / "structure_failures.csv", structures))
     written.append(
         write_json(
             target / "tables.json",
@@ -177,8 +178,8 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
                     for by, shown in tables.shown.items()
                 },
                 "failures": records(groups[GROUP_COLUMNS]),
-                "stream_failures": records(stream_groups(verdict.rows)[STREAM_COLUMNS]),
-                "structure_failures": records(structure_groups(verdict.rows)[STRUCTURE_COLUMNS]),
+                "stream_failures": records(streams[STREAM_COLUMNS]),
+                "structure_failures": records(structures[STRUCTURE_COLUMNS]),
                 "unexpected_matches": records(
                     verdict.unexpected[["case_id", "chunking", "template", "divergence"]]
                 ),

@@ -15,6 +15,7 @@ from harness.store import StoreError, open_store, read_stamp, store_file
 CHUNKING_ORDER = ("whole", "char", "char2", "char3", "split")
 PIN_KEYS = ("llama_cpp_commit", "template_index_hash", "profile")
 SELECTION_KEYS = ("templates", "family", "mode", "corpus", "only_failing")
+FETCH_ROWS = 10_000
 
 
 class RunError(Exception):
@@ -47,6 +48,23 @@ class Run:
         return isinstance(selection, dict) and not any(selection.get(key) for key in SELECTION_KEYS)
 
 
+def shared_frame(connection: sqlite3.Connection, query: str) -> pd.DataFrame:
+    """The result of `query` as pd.read_sql gives it, each distinct text held once however many rows repeat it
+    (a reply and its readings recur at every chunking), read in batches of FETCH_ROWS."""
+    cursor = connection.execute(query)
+    names = [description[0] for description in cursor.description]
+    texts: dict[str, str] = {}
+    values: list[list[Any]] = [[] for _ in names]
+    while batch := cursor.fetchmany(FETCH_ROWS):
+        for record in batch:
+            for column, value in zip(values, record):
+                column.append(texts.setdefault(value, value) if isinstance(value, str) else value)
+    data = {}
+    for name in names:
+        data[name] = pd.Series(values.pop(0))
+    return pd.DataFrame(data, columns=names)
+
+
 def load_run(path: Path) -> Run:
     """Read the run at `path` (a run directory or its rows.sqlite)."""
     try:
@@ -57,7 +75,7 @@ def load_run(path: Path) -> Run:
     try:
         stamp = read_stamp(connection)
         sessions = pd.read_sql("SELECT * FROM sessions ORDER BY session_id", connection)
-        rows = pd.read_sql("SELECT * FROM rows ORDER BY case_id, chunking", connection)
+        rows = shared_frame(connection, "SELECT * FROM rows ORDER BY case_id, chunking")
     except (sqlite3.DatabaseError, pd.errors.DatabaseError, ValueError) as error:
         raise RunError(f"{file}: not a readable run store: {error}") from None
     finally:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
 from reports.divergences import Verdict, classify_run
 from reports.expectations import broken_checks
-from reports.groups import failure_groups, stream_groups
+from reports.groups import failure_groups
 from reports.runs import Run, load_run
 from reports.show import show_command
 from reports.statuses import (
@@ -52,8 +53,9 @@ class Totals:
     stale: int
 
 
+@lru_cache(maxsize=1)
 def totals(verdict: Verdict) -> Totals:
-    """Count a classified run."""
+    """Count a classified run (the last verdict's counts are kept: its reports ask for them several times)."""
     all_rows = verdict.rows
     rows = all_rows[all_rows["status"] != Status.UNSUPPORTED.value]
     is_match = rows["status"] == Status.MATCH.value
@@ -175,7 +177,7 @@ def summary_text(run: Run, verdict: Verdict, report: Path | None = None) -> str:
     if not groups.empty:
         lines.append(f"distinct failures: {len(groups)} (top {min(TOP, len(groups))})")
         lines += ["  " + group_line(group) for _, group in groups.head(TOP).iterrows()]
-    streams = stream_groups(verdict.rows)
+    streams = verdict.stream_failures
     if not streams.empty:
         lines.append(f"distinct stream failures: {len(streams)} (top {min(TOP // 2, len(streams))})")
         lines += [
@@ -237,7 +239,7 @@ def summary_markdown(run: Run, verdict: Verdict, report: str | None = None) -> s
     ]
     if len(groups) > TOP:
         parts += ["", f"…and {len(groups) - TOP} others."]
-    streams = stream_groups(verdict.rows)
+    streams = verdict.stream_failures
     parts += [
         "",
         f"### Stream check failures ({len(streams)} distinct)",

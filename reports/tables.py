@@ -22,6 +22,7 @@ from reports.statuses import (
 
 GROUPINGS = ("family", "syntax", "template")
 ALL = "(all)"
+FLAG = "int8"
 SIDES = {"parser": "", "llama.cpp": "oracle_"}
 STRUCTURE_COLUMNS = tuple(
     f"{prefix}{check}{suffix}" for prefix in SIDES.values() for check in STRUCTURAL_CHECKS for suffix in ("_judged", "")
@@ -54,23 +55,24 @@ class Tables:
 
 
 def indicators(rows: pd.DataFrame) -> pd.DataFrame:
-    """One 0/1 column per counted property of a row (statuses, unexplained mismatch kinds, errors, checks)."""
+    """One 0/1 column per counted property of a row (statuses, unexplained mismatch kinds, errors, checks), as
+    FLAG (sums of it are int64)."""
     flags = pd.DataFrame(index=rows.index)
-    flags["rows"] = 1
+    flags["rows"] = pd.Series(1, index=rows.index, dtype=FLAG)
     for status, column in STATUS_COLUMNS.items():
-        flags[column] = (rows["status"] == status.value).astype(int)
+        flags[column] = (rows["status"] == status.value).astype(FLAG)
     for kind in MISMATCH_KINDS:
-        flags[kind] = ((rows["status"] == Status.MISMATCH.value) & (rows["kind"] == kind)).astype(int)
+        flags[kind] = ((rows["status"] == Status.MISMATCH.value) & (rows["kind"] == kind)).astype(FLAG)
     for outcome in (*ORACLE_ERRORS, *PARSER_ERRORS):
-        flags[outcome] = (rows["outcome"] == outcome).astype(int)
+        flags[outcome] = (rows["outcome"] == outcome).astype(FLAG)
     streamed = (rows["chunking"] != "whole") & rows["consistent"].notna()
-    flags["streamed"] = streamed.astype(int)
+    flags["streamed"] = streamed.astype(FLAG)
     for check in STREAM_CHECKS:
-        flags[check] = (streamed & (rows[check] == 1)).astype(int)
+        flags[check] = (streamed & (rows[check] == 1)).astype(FLAG)
     for prefix in SIDES.values():
         for check in STRUCTURAL_CHECKS:
-            flags[f"{prefix}{check}_judged"] = rows[f"{prefix}{check}"].notna().astype(int)
-            flags[f"{prefix}{check}"] = (rows[f"{prefix}{check}"] == 1).astype(int)
+            flags[f"{prefix}{check}_judged"] = rows[f"{prefix}{check}"].notna().astype(FLAG)
+            flags[f"{prefix}{check}"] = (rows[f"{prefix}{check}"] == 1).astype(FLAG)
     return flags
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -157,3 +158,13 @@ def test_headlines_leave_out_unsupported_rows_and_known_divergences(tmp_path: Pa
     text = summarize(builder.write())
     assert "rows 2 read (3 unsupported left out): match 1/2 (50.0%)" in text
     assert "worst templates: a.jinja 1/2 (50.0%)" in text and "declined.jinja" not in text.split("worst")[1]
+
+
+def test_a_loaded_run_reads_as_pandas_reads_its_store_with_each_repeated_text_held_once(tmp_path: Path) -> None:
+    store = small_run(tmp_path)
+    rows = load_run(store).rows
+    with sqlite3.connect(store / "rows.sqlite") as connection:
+        expected = pd.read_sql("SELECT * FROM rows ORDER BY case_id, chunking", connection)
+    pd.testing.assert_frame_equal(rows, expected)
+    templates = rows["template"].to_numpy(dtype=object)
+    assert templates[0] == templates[1] and templates[0] is templates[1]
