@@ -151,6 +151,17 @@ def test_long_arguments_stream_without_parsing(template: str) -> None:
     assert reads(reader, text) < markup, f"{template}: the long arguments were parsed feed by feed"
 
 
+def test_a_long_quoted_string_of_a_python_call_streams_without_parsing() -> None:
+    """Inside a long quoted string argument of a Python-style call (LFM2.5) a feed lengthens the read without
+    running the grammar: only the feeds around the markup parse."""
+    s = next(s for s in sessions("LFM2.5-8B-A1B.jinja") if s.mode.label == "think/parallel")
+    reader = reply.open(s)
+    city = "Rio de Janeiro " * 200
+    text = written_turn(s, [("get_weather", {"city": city, "days": 4})])
+    assert text and city in text
+    assert reads(reader, text) < len(text) - len(city), "the long string was parsed feed by feed"
+
+
 @pytest.mark.parametrize("template", ["google-gemma-4-31B-it.jinja", "GLM-4.6.jinja", "Kimi-K2-Instruct.jinja",
                                       "MiniMax-M3.jinja", "inclusionai-ling-3.0-flash.jinja"])
 def test_markers_names_and_values_arriving_stream_without_parsing(template: str) -> None:
