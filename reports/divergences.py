@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
@@ -124,24 +125,32 @@ def _globs(where: str, name: str, value: object) -> tuple[str, ...]:
     return tuple(globs)
 
 
-def _glob_mask(column: pd.Series, patterns: tuple[str, ...]) -> pd.Series:
-    """Which values of a column match any of the globs (each distinct value tested once)."""
-    if "*" in patterns:
-        return pd.Series(True, index=column.index)
-    hits = {
-        value
-        for value in column.unique()
-        if any(fnmatch.fnmatchcase(str(value), pattern) for pattern in patterns)
-    }
-    return column.isin(hits)
+class Scopes:
+    """The rows of a frame that entries' globs select, each column factorized once so that a glob tests each
+    distinct value of it once."""
 
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.factorized: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
-def scope_mask(frame: pd.DataFrame, entry: Divergence, fields: tuple[str, ...] = GLOB_FIELDS) -> pd.Series:
-    """The rows of `frame` an entry's globs select, on the given fields."""
-    mask = pd.Series(True, index=frame.index)
-    for name in fields:
-        mask &= _glob_mask(frame[name], getattr(entry, name))
-    return mask
+    def column(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """A column's codes and distinct values (a missing value is one of them)."""
+        if name not in self.factorized:
+            self.factorized[name] = pd.factorize(self.frame[name], use_na_sentinel=False)
+        return self.factorized[name]
+
+    def mask(self, entry: Divergence, fields: tuple[str, ...] = GLOB_FIELDS) -> np.ndarray:
+        """Which rows the entry's globs select on the given fields."""
+        mask = np.ones(len(self.frame), dtype=bool)
+        for name in fields:
+            patterns = getattr(entry, name)
+            if "*" in patterns:
+                continue
+            codes, values = self.column(name)
+            hits = [code for code, value in enumerate(values)
+                    if any(fnmatch.fnmatchcase(str(value), pattern) for pattern in patterns)]
+            mask &= np.isin(codes, hits)
+        return mask
 
 
 def apply_divergences(
@@ -156,24 +165,33 @@ def apply_divergences(
     the run did not exercise it (e.g. a shape only the full profile makes, in a quick run).
     """
     frame = rows.copy()
-    frame["status"] = [raw_status(outcome).value for outcome in frame["outcome"]]
-    frame["divergence"] = ""
+    statuses = np.array([raw_status(outcome).value for outcome in frame["outcome"]], dtype=object)
+    labels = np.full(len(frame), "", dtype=object)
+    free = np.ones(len(frame), dtype=bool)
+    mismatched = (frame["outcome"] == "mismatch").to_numpy()
+    matched = (frame["outcome"] == "match").to_numpy()
+    kinds = {kind: (frame["kind"] == kind).to_numpy() for kind in {entry.kind for entry in entries}}
+    scopes, session_scopes = Scopes(frame), Scopes(sessions)
     stale: list[Divergence] = []
     not_exercised: list[Divergence] = []
     for entry in entries:
-        in_scope = scope_mask(frame, entry) & (frame["divergence"] == "")
-        known = in_scope & (frame["outcome"] == "mismatch") & (frame["kind"] == entry.kind)
-        unexpected = in_scope & (frame["outcome"] == "match")
-        frame.loc[known, "status"] = Status.KNOWN.value
-        frame.loc[unexpected, "status"] = Status.UNEXPECTED_MATCH.value
-        frame.loc[known | unexpected, "divergence"] = entry.label
-        if (known | unexpected).any():
+        selected = scopes.mask(entry)
+        in_scope = selected & free
+        known = in_scope & mismatched & kinds[entry.kind]
+        unexpected = in_scope & matched
+        statuses[known] = Status.KNOWN.value
+        statuses[unexpected] = Status.UNEXPECTED_MATCH.value
+        covered = known | unexpected
+        labels[covered] = entry.label
+        free &= ~covered
+        if covered.any():
             continue
-        selects_rows = bool(scope_mask(frame, entry).any())
-        if selects_rows or (complete and not scope_mask(sessions, entry, (*SCOPE_FIELDS, "mode")).any()):
+        if selected.any() or (complete and not session_scopes.mask(entry, (*SCOPE_FIELDS, "mode")).any()):
             stale.append(entry)
         else:
             not_exercised.append(entry)
+    frame["status"] = pd.Series(statuses, index=frame.index, dtype=frame["outcome"].dtype)
+    frame["divergence"] = pd.Series(labels, index=frame.index, dtype=frame["outcome"].dtype)
     return Verdict(rows=frame, stale=tuple(stale), not_exercised=tuple(not_exercised))
 
 
