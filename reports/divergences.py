@@ -164,7 +164,7 @@ def apply_divergences(
     (not narrowed by a selection) and no session of it has the entry's template, family or syntax; otherwise
     the run did not exercise it (e.g. a shape only the full profile makes, in a quick run).
     """
-    frame = rows.copy()
+    frame = rows.copy(deep=False)
     statuses = np.array([raw_status(outcome).value for outcome in frame["outcome"]], dtype=object)
     labels = np.full(len(frame), "", dtype=object)
     free = np.ones(len(frame), dtype=bool)
