@@ -62,7 +62,7 @@ def shared_frame(connection: sqlite3.Connection, query: str) -> pd.DataFrame:
     data = {}
     for name in names:
         data[name] = pd.Series(values.pop(0))
-    return pd.DataFrame(data, columns=names)
+    return pd.DataFrame(data, columns=names, copy=False)
 
 
 def load_run(path: Path) -> Run:
