@@ -360,8 +360,10 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
         return head + body + body
     if shape is CallShape.JSON_FORMS:
         formed = json_forms(body)
-        return Skip(ORIGIN, shape.value, "the written call has neither a JSON string nor a bare integer argument") \
-            if formed == body else head + formed
+        if formed == body:
+            return Skip(ORIGIN, shape.value,
+                        "the written call has neither a JSON string nor a bare integer argument")
+        return head + formed
     if shape in (CallShape.RAW_LINE_BREAK, CallShape.UNESCAPED_BACKSLASH):
         if '"Rio"' not in body:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")

@@ -155,7 +155,6 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
     target.mkdir(parents=True, exist_ok=True)
     tables = build_tables(verdict.rows)
     groups = failure_groups(verdict.rows)
-    streams, structures = verdict.stream_failures, verdict.structure_failures
     defects = oracle_defects(run)
     written = [target / "report.md", target / "report.html", target / "summary.md"]
     written[0].write_text(report_markdown(run, verdict, tables, groups), encoding="utf-8")
@@ -165,8 +164,8 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
         written.append(write_csv(target / f"counts_by_{by}.csv", counts))
     written.append(write_csv(target / "failures.csv", failing_rows(verdict.rows, run.directory)))
     written.append(write_csv(target / "failure_groups.csv", groups))
-    written.append(write_csv(target / "stream_failures.csv", streams))
-    written.append(write_csv(target / "structure_failures.csv", structures))
+    written.append(write_csv(target / "stream_failures.csv", verdict.stream_failures))
+    written.append(write_csv(target / "structure_failures.csv", verdict.structure_failures))
     written.append(
         write_json(
             target / "tables.json",
@@ -178,8 +177,8 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
                     for by, shown in tables.shown.items()
                 },
                 "failures": records(groups[GROUP_COLUMNS]),
-                "stream_failures": records(streams[STREAM_COLUMNS]),
-                "structure_failures": records(structures[STRUCTURE_COLUMNS]),
+                "stream_failures": records(verdict.stream_failures[STREAM_COLUMNS]),
+                "structure_failures": records(verdict.structure_failures[STRUCTURE_COLUMNS]),
                 "unexpected_matches": records(
                     verdict.unexpected[["case_id", "chunking", "template", "divergence"]]
                 ),

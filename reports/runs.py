@@ -59,9 +59,7 @@ def shared_frame(connection: sqlite3.Connection, query: str) -> pd.DataFrame:
         for record in batch:
             for column, value in zip(values, record):
                 column.append(texts.setdefault(value, value) if isinstance(value, str) else value)
-    data = {}
-    for name in names:
-        data[name] = pd.Series(values.pop(0))
+    data = {name: pd.Series(values.pop(0)) for name in names}
     return pd.DataFrame(data, columns=names, copy=False)
 
 

@@ -102,8 +102,8 @@ def held(reader: Reader, read: Message, text: str) -> reply.Message:
                   for call in read.tool_calls)
     full = reader.prefix + text
     arriving = arriving_marker(full, reader.markers)
-    return reply.Message(aligned_hold(read.reasoning_content, full, arriving), aligned_hold(read.content, full, arriving),
-                         calls)
+    reasoning, content = (aligned_hold(shown, full, arriving) for shown in (read.reasoning_content, read.content))
+    return reply.Message(reasoning, content, calls)
 
 
 def closed(read: Message) -> Message:

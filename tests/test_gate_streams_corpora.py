@@ -1,6 +1,6 @@
-"""The quick corpora close the holes bugs slipped through: an escaped slash and an exponent in call arguments, a call in
-gpt-oss's analysis channel, text that is not NFC, a reply cut inside a broken call in every calling mode, and
-call arguments streamed for every call shape."""
+"""The quick corpora close the holes bugs slipped through: an escaped slash and an exponent in call arguments,
+a call in gpt-oss's analysis channel, text that is not NFC, a reply cut inside a broken call in every calling
+mode, and call arguments streamed for every call shape."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def test_json_arguments_with_an_escaped_slash_and_an_exponent() -> None:
     assert '"Rio\\/Lima"' in reply.text and "-0.45e+1" in reply.text
 
 
-@pytest.mark.parametrize(("template", "number"), [(QWEN3_CODER, ">\n-0.45e+1\n<"), (GEMMA4, "days:-0.45e+1}")])
+@pytest.mark.parametrize(("template", "number"),
+                         [(QWEN3_CODER, ">\n-0.45e+1\n<"), (GEMMA4, "days:-0.45e+1}")])
 def test_an_exponent_written_bare_where_arguments_are_not_json(template: str, number: str) -> None:
     reply = shaped(quick_replies(template, "nothink/auto"), "escaped_slash_and_exponent_in_arguments")
     assert number in reply.text and "\\/" not in reply.text

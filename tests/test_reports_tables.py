@@ -160,7 +160,9 @@ def test_headlines_leave_out_unsupported_rows_and_known_divergences(tmp_path: Pa
     assert "worst templates: a.jinja 1/2 (50.0%)" in text and "declined.jinja" not in text.split("worst")[1]
 
 
-def test_a_loaded_run_reads_as_pandas_reads_its_store_with_each_repeated_text_held_once(tmp_path: Path) -> None:
+def test_a_loaded_run_reads_as_pandas_reads_its_store_holding_each_repeated_text_once(
+    tmp_path: Path,
+) -> None:
     store = small_run(tmp_path)
     rows = load_run(store).rows
     with sqlite3.connect(store / "rows.sqlite") as connection:
