@@ -32,9 +32,10 @@ def enclosing_name(module: Path, line: int) -> str | None:
     """The name of the innermost function of a module holding `line` (None at module or class level)."""
     found: tuple[int, str] | None = None
     for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if node.lineno <= line <= (node.end_lineno or node.lineno) and (found is None or node.lineno > found[0]):
-                found = (node.lineno, node.name)
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.lineno <= line <= (node.end_lineno or node.lineno)
+                and (found is None or node.lineno > found[0])):
+            found = (node.lineno, node.name)
     return None if found is None else found[1]
 
 

@@ -9,8 +9,7 @@ from typing import Any
 import pandas as pd
 
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
-from reports.show import show_command
-from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status, outcome_label, structural_breaks
+from reports.statuses import STREAM_CHECKS, Status, outcome_label, structural_breaks
 
 PROJECT_PARSER = "reply"
 DIVERGENCES_FILE = "known_divergences.toml"
@@ -115,38 +114,3 @@ def beyond(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
     joined = bad.merge(recorded, on=["case_id", "chunking"], how="left")
     joined["expected"] = joined["expected"].fillna("")
     return joined[joined["label"] != joined["expected"]].reset_index(drop=True)
-
-
-def failing_rows(rows: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
-    """Every row that does not cleanly match (known divergences and broken stream checks included), one line
-    each with its label and the command that shows its case: failures.csv."""
-    checks = (*STREAM_CHECKS, *STRUCTURAL_CHECKS)
-    broken = pd.Series(False, index=rows.index)
-    for check in checks:
-        broken |= rows[check] == 0
-    read = ["status", "template", "mode", "origin", "shape", "chunking", "case_id", "outcome", "kind",
-            *checks, "detail", "error", "stream_detail", "structure_detail", "divergence"]
-    shown = rows.loc[(~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])) | broken, read]
-    columns = [
-        "status",
-        "template",
-        "mode",
-        "origin",
-        "shape",
-        "chunking",
-        "label",
-        "detail",
-        "case_id",
-        "show",
-    ]
-    if shown.empty:
-        return pd.DataFrame(columns=columns)
-    shown = shown.assign(
-        label=[row_label(row.outcome, row.kind, [check for check in checks if getattr(row, check) == 0])
-               for row in shown.itertuples()],
-        detail=[row.detail or row.error or row.stream_detail or row.structure_detail or row.divergence
-                for row in shown.itertuples()],
-        show=[show_command(case, run_dir) for case in shown["case_id"]],
-    )
-    order = ["template", "mode", "origin", "shape", "case_id", "chunking"]
-    return shown.sort_values(order, kind="stable")[columns].reset_index(drop=True)

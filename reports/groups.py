@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -35,6 +37,17 @@ def error_head(error: str) -> str:
     return re.sub(r"\d+", "N", line)[:120]
 
 
+def per_distinct(values: Iterable[Any], function: Callable[[Any], Any]) -> list[Any]:
+    """`function` of each value, computed and held once per distinct value."""
+    memo: dict[Any, Any] = {}
+    return [memo[value] if value in memo else memo.setdefault(value, function(value)) for value in values]
+
+
+def blanked_numbers(detail: str) -> str:
+    """A check's detail with numbers blanked and cut to 120 characters, so like breaks group."""
+    return re.sub(r"\d+", "N", detail)[:120]
+
+
 def shape_kind(shape: str) -> str:
     """A reply shape with numbers blanked, so seeded variants of a shape (fuzz:seed=N:N) group together."""
     return re.sub(r"\d+", "N", shape)
@@ -46,9 +59,9 @@ def _fold(failing: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.Data
     Rows group on their shape kind (numbers blanked); the representative keeps its own shape.
     """
     failing = failing.assign(
-        _chunk=[chunking_key(chunking) for chunking in failing["chunking"]],
-        _length=failing["reply"].str.len(),
-        shapes=[shape_kind(shape) for shape in failing["shape"]],
+        _chunk=per_distinct(failing["chunking"], chunking_key),
+        _length=per_distinct(failing["reply"], len),
+        shapes=per_distinct(failing["shape"], shape_kind),
     )
     failing = failing.sort_values(["_length", "_chunk", "case_id"], kind="stable")
     grouped = failing.groupby(keys, sort=False, dropna=False)
@@ -88,7 +101,7 @@ def stream_groups(rows: pd.DataFrame) -> pd.DataFrame:
     broken = rows.loc[streamed & (rows[list(STREAM_CHECKS)] == 0).any(axis=1), source_columns(rows, columns)]
     if broken.empty:
         return pd.DataFrame(columns=columns)
-    broken = broken.assign(what=[re.sub(r"\d+", "N", detail)[:120] for detail in broken["stream_detail"]])
+    broken = broken.assign(what=per_distinct(broken["stream_detail"], blanked_numbers))
     return _fold(broken, ["family", "syntax", "shapes", "what"], columns)
 
 
@@ -116,7 +129,7 @@ def structure_groups(rows: pd.DataFrame) -> pd.DataFrame:
     if broken.empty:
         return pd.DataFrame(columns=columns)
     broken = broken.assign(
-        what=[re.sub(r"\d+", "N", detail)[:120] for detail in broken["structure_detail"]],
+        what=per_distinct(broken["structure_detail"], blanked_numbers),
         **{"llama.cpp too": ["no" if structural_breaks(row) else "yes" for row in broken.itertuples()]},
     )
     return _fold(broken, ["family", "syntax", "shapes", "what", "llama.cpp too"], columns)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,14 +12,14 @@ import pandas as pd
 
 from reports.coverage import Coverage, coverage, coverage_markdown
 from reports.divergences import Verdict, classify_run
-from reports.expectations import failing_rows
+from reports.failures import write_failures
 from reports.groups import failure_groups
 from reports.html import page
 from reports.multiturn import multiturn_section
 from reports.oracle_defects import defects_markdown, oracle_defects
 from reports.runs import Run, load_run
 from reports.summary import summary_markdown, summary_text
-from reports.tables import Tables, build_tables, markdown_table, records
+from reports.tables import Tables, build_tables, markdown_pieces, markdown_table, records
 
 WIDTH = 100
 STREAM_COLUMNS = [
@@ -103,31 +104,32 @@ def strict_section(verdict: Verdict) -> str:
     )
 
 
-def report_markdown(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame) -> str:
-    """The full markdown report: summary, distinct failures, per family/syntax/template tables, strictness."""
+def report_parts(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame) -> Iterator[str]:
+    """The full markdown report's lines, a section at a time: summary, distinct failures, per family/syntax/
+    template tables, strictness."""
     streams = verdict.stream_failures
     structures = verdict.structure_failures
-    parts = [
-        summary_markdown(run, verdict, "report.html"),
-        *multiturn_section(run.directory, str(run.stamp.get("parser", ""))),
-        "## All distinct failures",
-        "",
-        markdown_table(groups[GROUP_COLUMNS], WIDTH),
-        "",
-        f"## Stream check failures ({len(streams)} distinct)",
-        "",
-        markdown_table(streams[STREAM_COLUMNS], WIDTH),
-        "",
-        f"## Structural check failures of the parser's readings ({len(structures)} distinct)",
-        "",
-        markdown_table(structures[STRUCTURE_COLUMNS], WIDTH),
-        "",
-    ]
+    yield summary_markdown(run, verdict, "report.html")
+    yield from multiturn_section(run.directory, str(run.stamp.get("parser", "")))
+    yield from ["## All distinct failures", ""]
+    yield from markdown_pieces(groups[GROUP_COLUMNS], WIDTH)
+    yield from ["", f"## Stream check failures ({len(streams)} distinct)", ""]
+    yield from markdown_pieces(streams[STREAM_COLUMNS], WIDTH)
+    yield from ["", f"## Structural check failures of the parser's readings ({len(structures)} distinct)", ""]
+    yield from markdown_pieces(structures[STRUCTURE_COLUMNS], WIDTH)
+    yield ""
     for by, shown in tables.shown.items():
         for name, frame in shown.items():
-            parts += [f"## Per {by}: {name}", "", markdown_table(frame), ""]
-    parts.append(strict_section(verdict))
-    return "\n".join(parts)
+            yield from [f"## Per {by}: {name}", "", markdown_table(frame), ""]
+    yield strict_section(verdict)
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> Path:
+    """Write `lines` joined by newlines, each as soon as it is made."""
+    with path.open("w", encoding="utf-8") as file:
+        for number, line in enumerate(lines):
+            file.write(f"\n{line}" if number else line)
+    return path
 
 
 @dataclass(frozen=True)
@@ -157,12 +159,12 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
     groups = failure_groups(verdict.rows)
     defects = oracle_defects(run)
     written = [target / "report.md", target / "report.html", target / "summary.md"]
-    written[0].write_text(report_markdown(run, verdict, tables, groups), encoding="utf-8")
+    write_lines(written[0], report_parts(run, verdict, tables, groups))
     written[1].write_text(page(run, verdict, tables, defects), encoding="utf-8")
     written[2].write_text(summary_markdown(run, verdict, "report.html"), encoding="utf-8")
     for by, counts in tables.counts.items():
         written.append(write_csv(target / f"counts_by_{by}.csv", counts))
-    written.append(write_csv(target / "failures.csv", failing_rows(verdict.rows, run.directory)))
+    written.append(write_failures(target / "failures.csv", verdict.rows, run.directory))
     written.append(write_csv(target / "failure_groups.csv", groups))
     written.append(write_csv(target / "stream_failures.csv", verdict.stream_failures))
     written.append(write_csv(target / "structure_failures.csv", verdict.structure_failures))

@@ -57,14 +57,15 @@ class Totals:
 def totals(verdict: Verdict) -> Totals:
     """Count a classified run (the last verdict's counts are kept: its reports ask for them several times)."""
     all_rows = verdict.rows
-    rows = all_rows[all_rows["status"] != Status.UNSUPPORTED.value]
+    checked = [name for name in CHECK_COLUMNS if name in all_rows.columns]
+    read = ["status", "partial", "chunking", "kind", *checked]
+    rows = all_rows.loc[all_rows["status"] != Status.UNSUPPORTED.value, read]
     is_match = rows["status"] == Status.MATCH.value
     judged = rows["status"] != Status.KNOWN.value
     finished = rows["partial"] == 0
-    mismatched = rows[rows["status"] == Status.MISMATCH.value]
-    streamed = rows[(rows["chunking"] != "whole") & rows["consistent"].notna()]
-    checked = [name for name in CHECK_COLUMNS if name in streamed.columns]
-    faults = [broken_checks(row) for row in streamed[checked].itertuples(index=False)]
+    mismatched = rows.loc[rows["status"] == Status.MISMATCH.value, ["kind"]]
+    streamed = rows.loc[(rows["chunking"] != "whole") & rows["consistent"].notna(), checked]
+    faults = [broken_checks(row) for row in streamed.itertuples(index=False)]
     return Totals(
         rows=len(all_rows),
         supported=len(rows),
@@ -108,7 +109,7 @@ def worst_templates(rows: pd.DataFrame, count: int = 5) -> list[str]:
 
     Unsupported rows and known divergences are left out of both counts.
     """
-    judged = rows[~rows["status"].isin([Status.UNSUPPORTED.value, Status.KNOWN.value])]
+    judged = rows.loc[~rows["status"].isin([Status.UNSUPPORTED.value, Status.KNOWN.value]), ["status", "template"]]
     per = (
         judged.assign(is_match=judged["status"] == Status.MATCH.value)
         .groupby("template")["is_match"]

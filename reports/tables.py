@@ -4,6 +4,7 @@ checks."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from reports.statuses import (
 GROUPINGS = ("family", "syntax", "template")
 ALL = "(all)"
 FLAG = "int8"
+TABLE_PIECE_ROWS = 2_000
 SIDES = {"parser": "", "llama.cpp": "oracle_"}
 STRUCTURE_COLUMNS = tuple(
     f"{prefix}{check}{suffix}" for prefix in SIDES.values() for check in STRUCTURAL_CHECKS for suffix in ("_judged", "")
@@ -200,17 +202,40 @@ def markdown_cell(value: object, width: int | None = None) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", "⏎")
 
 
+def github_table(cells: list[list[str]], headers: list[str]) -> str:
+    """tabulate's GitHub table of cells, every one taken as text."""
+    return tabulate(cells, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def column_width(header: str, cells: list[list[str]]) -> int:
+    """The width tabulate gives a GitHub table's column of `cells` (one cell a row) under `header`."""
+    separator = github_table(cells, [header]).split("\n")[1]
+    return len(separator) - len("|--|")
+
+
+def markdown_pieces(frame: pd.DataFrame, width: int | None = None, piece_rows: int = TABLE_PIECE_ROWS) -> Iterator[str]:
+    """markdown_table's text, made `piece_rows` rows at a time: each piece's headers are padded to the columns'
+    widths over the whole table, so tabulate lays every piece out as it lays out the whole."""
+    if frame.empty:
+        yield "_none_"
+        return
+    headers = [markdown_cell(column) for column in frame.columns]
+    cells = [[markdown_cell(value, width) for value in record] for record in frame.itertuples(index=False)]
+    padded = [
+        header + " " * (column_width(header, [[row[at]] for row in cells]) - column_width(header, []))
+        for at, header in enumerate(headers)
+    ]
+    for start in range(0, len(cells), piece_rows):
+        table = github_table(cells[start:start + piece_rows], padded)
+        yield table if start == 0 else table.split("\n", 2)[2]
+
+
 def markdown_table(frame: pd.DataFrame, width: int | None = None) -> str:
     """A GitHub markdown table of a frame (cells cut to `width`), or '_none_' when it is empty."""
     if frame.empty:
         return "_none_"
     cells = [[markdown_cell(value, width) for value in record] for record in frame.itertuples(index=False)]
-    return tabulate(
-        cells,
-        headers=[markdown_cell(column) for column in frame.columns],
-        tablefmt="github",
-        disable_numparse=True,
-    )
+    return github_table(cells, [markdown_cell(column) for column in frame.columns])
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -9,6 +9,9 @@ import pytest
 from reports_store_builder import StoreBuilder
 
 from reports.commands.report import main as report_main
+from reports.divergences import classify_run
+from reports.failures import write_failures
+from reports.runs import load_run
 
 FILES = [
     "report.md",
@@ -74,3 +77,20 @@ def test_a_run_without_rows_still_reports(tmp_path: Path, capsys: pytest.Capture
     assert "| a.jinja    | jinja2_error | boom" in (run / "coverage.md").read_text().replace(
         "nothink/none | ", ""
     )
+
+
+def test_failures_written_in_pieces_are_the_file_written_at_once(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path / "run")
+    for number in range(9):
+        outcome = ("match", "mismatch", "parser_crashed")[number % 3]
+        builder.row(f"c{number}", f"t{number % 2}.jinja", "whole", outcome, "content" if number % 3 == 1 else "")
+        builder.row(f"c{number}", f"t{number % 2}.jinja", "char", "match", monotonic=number % 2)
+    verdict = classify_run(load_run(builder.write()))
+    once = write_failures(tmp_path / "once.csv", verdict.rows, tmp_path, piece_rows=1000)
+    lines = once.read_text().splitlines()
+    assert len(lines) == 1 + 6 + 5
+    for piece_rows in (1, 2, 5):
+        pieces = write_failures(tmp_path / f"pieces-{piece_rows}.csv", verdict.rows, tmp_path, piece_rows)
+        assert pieces.read_bytes() == once.read_bytes(), piece_rows
+    empty = write_failures(tmp_path / "empty.csv", verdict.rows.iloc[:0], tmp_path)
+    assert empty.read_text() == lines[0] + "\n"

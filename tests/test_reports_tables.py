@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from reports.divergences import apply_divergences
 from reports.groups import detail_path, failure_groups, stream_groups
 from reports.runs import load_run
 from reports.summary import classify, summarize, summary_markdown
-from reports.tables import build_tables, markdown_table
+from reports.tables import build_tables, markdown_pieces, markdown_table
 
 
 def small_run(directory: Path) -> Path:
@@ -170,3 +171,15 @@ def test_a_loaded_run_reads_as_pandas_reads_its_store_holding_each_repeated_text
     pd.testing.assert_frame_equal(rows, expected)
     templates = rows["template"].to_numpy(dtype=object)
     assert templates[0] == templates[1] and templates[0] is templates[1]
+
+
+def test_a_table_made_in_pieces_is_laid_out_as_the_whole_table() -> None:
+    cells = ["", "x", "東京 \"渋谷\"", "a|b", "tab\there", "line\nbreak", "é" * 40, "☀ café", "  padded  "]
+    chosen = random.Random(7)
+    frame = pd.DataFrame(
+        {name: [chosen.choice(cells) for _ in range(23)] for name in ("a", "longer header", "東")}
+    )
+    whole = markdown_table(frame, 30)
+    for piece_rows in (1, 2, 7, 23, 100):
+        assert "\n".join(markdown_pieces(frame, 30, piece_rows)) == whole, piece_rows
+    assert list(markdown_pieces(frame.iloc[:0])) == ["_none_"]
