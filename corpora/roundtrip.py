@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,10 @@ from corpora.turn_shapes import TURN_SHAPES, TurnShape
 from corpora.turns import TurnText, strip_end_of_turn, turn_body
 
 ORIGIN = "roundtrip"
+PYTHON_LITERAL = re.compile(r"(?<=[>=:\s\[])(None|True|False)(?=\s*[<,)}\]])")
+JSON_LITERAL = re.compile(r"(?<=[>=:\s\[])(null|true|false)(?=\s*[<,)}\]])")
+JSON_LITERALS = {"None": "null", "True": "true", "False": "false"}
+PYTHON_LITERALS = {json_literal: python for python, json_literal in JSON_LITERALS.items()}
 
 
 @dataclass(frozen=True)
@@ -116,8 +121,23 @@ def roundtrip_turns(planned: PlannedSession) -> list[RoundTripTurn]:
     return [RoundTripTurn(shape, render_turn(planned, shape.message)) for shape in shapes_for(planned)]
 
 
+def literal_variants(text: str) -> list[tuple[str, str, str]]:
+    """Where a template writes a call's values as Python literals (None, True, False): the call with every
+    literal as JSON's, and with every literal as Python's (its nested JSON values too), as models trained on
+    either write it; each as (shape suffix, text, note)."""
+    if not PYTHON_LITERAL.search(text):
+        return []
+    as_json = PYTHON_LITERAL.sub(lambda found: JSON_LITERALS[found.group()], text)
+    as_python = JSON_LITERAL.sub(lambda found: PYTHON_LITERALS[found.group()], text)
+    variants = [("_with_json_literals", as_json, "the template's Python literals written as JSON's")]
+    if as_python != text:
+        variants.append(("_with_python_literals", as_python, "the call's JSON literals written as Python's"))
+    return variants
+
+
 def roundtrip_replies(planned: PlannedSession) -> list[Reply]:
-    """The readable round-trip replies (one per distinct text), truth = the message rendered."""
+    """The readable round-trip replies (one per distinct text), truth = the message rendered; where a template
+    writes a call's values as Python literals, also the call in JSON's literals and in Python's throughout."""
     replies: list[Reply] = []
     seen: set[str] = set()
     for item in roundtrip_turns(planned):
@@ -125,14 +145,8 @@ def roundtrip_replies(planned: PlannedSession) -> list[Reply]:
         if text is None or text in seen:
             continue
         seen.add(text)
-        replies.append(
-            Reply(
-                text=text,
-                partial=False,
-                origin=ORIGIN,
-                shape=item.shape.name,
-                truth=truth_of(item.shape.message, text),
-                note=item.turn.reason,
-            )
-        )
+        truth = truth_of(item.shape.message, text)
+        replies.append(Reply(text, False, ORIGIN, item.shape.name, truth, item.turn.reason))
+        for suffix, variant, note in literal_variants(text) if item.shape.has_calls else []:
+            replies.append(Reply(variant, False, ORIGIN, item.shape.name + suffix, truth, note))
     return replies

@@ -334,10 +334,6 @@ class Builder:
 
         return self.rule("json-number", make)
 
-    def json_string(self) -> Parser:
-        """A JSON string."""
-        return self.rule("json-string", lambda: self.seq('"', self.string_content('"'), '"'))
-
     def rules_json(self, name: str) -> Parser:
         """One of the JSON value rules (json-object, json-array, json-bool, json-null) by name."""
         kind = name.removeprefix("json-")

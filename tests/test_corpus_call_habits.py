@@ -1,7 +1,8 @@
 """The quick corpus holds calls as models write them beyond the template's own text: an OpenAI `"type"` field in
 a JSON call, a Python-quoted integer, a strictly typed call (nulls, a digit string, a top-level boolean, an
 object under anyOf), a call through a Pydantic-style schema of references, and the same call written twice where
-one call is allowed, and a backslash left unescaped in a JSON string; each streamed in the quick profile."""
+one call is allowed, a backslash left unescaped in a JSON string, and Python literals written as JSON's (and
+JSON's as Python's) where a template writes them; each streamed in the quick profile."""
 
 from __future__ import annotations
 
@@ -75,3 +76,23 @@ def test_a_json_string_argument_holds_an_unescaped_backslash() -> None:
     reply = quick_reply("Qwen-Qwen3-0.6B.jinja", "think/auto", "unescaped_backslash_in_json_string")
     assert '"city": "Rio\\Lima"' in reply.text
     assert rules_of("quick").applies("char3", reply, "think/auto")
+
+
+def test_a_call_written_with_python_literals_is_also_written_with_json_ones_and_python_ones() -> None:
+    typed, as_json, as_python = (
+        quick_reply("LFM2.5-8B-A1B.jinja", "think/parallel", shape, "typed_tools")
+        for shape in ("typed_call", "typed_call_with_json_literals", "typed_call_with_python_literals")
+    )
+    assert "return_date=None" in typed.text and '{"window": true' in typed.text
+    assert "return_date=null" in as_json.text and "None" not in as_json.text
+    assert '{"window": True' in as_python.text and "return_date=None" in as_python.text
+    assert as_json.truth == as_python.truth == typed.truth
+    assert rules_of("quick").applies("char3", as_python, "think/parallel")
+    (session,) = [s for s in plan("quick", "Qwen-Qwen3-0.6B.jinja", None, "think/parallel")
+                  if s.session.conversation == "typed_tools"]
+    assert not [reply for reply in replies(session, "quick") if "literals" in reply.shape]
+
+
+def test_a_python_quoted_string_carries_an_escaped_slash() -> None:
+    reply = quick_reply("LFM2.5-8B-A1B.jinja", "think/auto", "escaped_slash_and_exponent_in_arguments")
+    assert "city='Rio\\/Lima'" in reply.text and "days=-0.45e+1" in reply.text

@@ -72,15 +72,18 @@ def recursive_json_rules() -> dict[str, Parser]:
     def value() -> Parser:
         return b.rule("json-value", make_value)
 
+    def string() -> Parser:
+        return b.rule("json-string", lambda: b.seq('"', b.string_content('"'), '"'))
+
     def make_value() -> Parser:
-        member = b.seq(b.json_string(), ws, ":", ws, value())
+        member = b.seq(string(), ws, ":", ws, value())
         members = b.seq(member, b.zero_or_more(b.seq(ws, ",", ws, member)))
         rules["object"] = b.rule("json-object", lambda: b.seq("{", ws, b.choice("}", b.seq(members, ws, "}"))))
         elements = b.seq(value(), b.zero_or_more(b.seq(ws, ",", ws, value())))
         rules["array"] = b.rule("json-array", lambda: b.seq("[", ws, b.choice("]", b.seq(elements, ws, "]"))))
         rules["bool"] = b.rule("json-bool", lambda: b.choice("true", "false"))
         rules["null"] = b.rule("json-null", lambda: b.lit("null"))
-        return b.choice(rules["object"], rules["array"], b.json_string(), b.json_number(), rules["bool"],
+        return b.choice(rules["object"], rules["array"], string(), b.json_number(), rules["bool"],
                         rules["null"])
 
     rules["value"] = value()
