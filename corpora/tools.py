@@ -97,6 +97,11 @@ BOOK_TRIP = _function(
             ],
             "description": "An optional object, as Optional[Model] schemas write it.",
         },
+        "stops": {
+            "items": {"type": "string"},
+            "additionalProperties": True,
+            "description": "Stops on the way: a list schema without a type, additionalProperties written out.",
+        },
     },
     ["destination", "travellers", "cabin"],
 )
@@ -125,8 +130,8 @@ formats expect."""
 
 STRICT_TRIP = {
     "destination": "Oslo",
-    "travellers": [{"name": "Ana", "age": 34}],
     "cabin": "economy",
+    "travellers": [{"name": "Ana", "age": 34}],
     "api_version": "v2",
     "return_date": "2027-01-15",
     "budget": None,
@@ -141,7 +146,18 @@ STRICT_TRIP = {
 """Arguments of book_trip giving a value to every typed parameter and none to the untyped ones (as strict schemas
 allow): a string and a null where anyOf allows either, a null where the type is a list, a string of digits for a
 string parameter, a string where a string or an integer may be, a top-level boolean true and an object where
-anyOf allows an object or a null; the required parameters first."""
+anyOf allows an object or a null; the required parameters first, in the schema's order (as the grammars of
+templates that take parameters in that order expect: GLM, MiniMax, Laguna, Hy3)."""
+
+UNTYPED_TRIP = {
+    "destination": "Lima",
+    "cabin": "economy",
+    "travellers": [{"name": "Ana"}],
+    "stops": ["Cusco", "Puno"],
+}
+"""Arguments of book_trip with a list under a schema that has no type, only items and additionalProperties (read
+as an array by llama.cpp's common_chat_schema_from_json, as an object had additionalProperties been false); the
+required parameters first, in schema order, as MiniMax-M3's grammar expects them."""
 
 ORDER_MEAL = _function(
     "order_meal",

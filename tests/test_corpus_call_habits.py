@@ -96,3 +96,10 @@ def test_a_call_written_with_python_literals_is_also_written_with_json_ones_and_
 def test_a_python_quoted_string_carries_an_escaped_slash() -> None:
     reply = quick_reply("LFM2.5-8B-A1B.jinja", "think/auto", "escaped_slash_and_exponent_in_arguments")
     assert "city='Rio\\/Lima'" in reply.text and "days=-0.45e+1" in reply.text
+
+
+def test_a_list_under_a_schema_without_a_type_is_called_in_the_schemas_order() -> None:
+    reply = quick_reply("MiniMax-M3.jinja", "think/parallel", "untyped_schema_call", "typed_tools")
+    assert "<stops>" in reply.text and "Cusco" in reply.text
+    assert reply.text.index("<cabin>") < reply.text.index("<travellers>")
+    assert reply.truth is not None and '"stops": ["Cusco", "Puno"]' in reply.truth.tool_calls[0].arguments
