@@ -11,7 +11,7 @@ from corpora.tools import MEAL_ORDER, STRICT_TRIP, TYPED_TRIP, UNTYPED_TRIP
 
 CONTENT = "It is sunny in Rio today, 31 °C."
 REASONING = "The user asks about Rio. The forecast says sunny, so I answer directly."
-CODE = 'def f(x):\n    return {"a": [x, \'é\']}\n\nprint(f("雨 {}"), "\\"quoted\\"")'
+CODE = 'def f(x):\n    return {"a": [x, \'é\']}\n\nprint(f("雨 {"), "\\"quoted\\"")'
 
 CALL_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 TEXT_MODES = (ToolMode.NONE, ToolMode.AUTO, ToolMode.PARALLEL, ToolMode.CHOICE_NONE)
