@@ -33,6 +33,7 @@ BARE_INTEGER = re.compile(r"(?<=[>=])(\s*)4(?=\s*[<,)])")
 CALLING_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 TAG_PATTERN = re.compile(r"<[^<>\s]{1,40}>|\[[A-Z_]{3,}\]|<[A-Za-z_:]{2,30}(?=[\s=])")
 CLOSING_PATTERN = re.compile(r"</[^<>\s]{1,40}>")
+CALL_ID_FIELD = re.compile(r'("(?:tool_call_)?id"\s*:\s*)"[^"]*"')
 
 
 class CallShape(str, Enum):
@@ -62,6 +63,7 @@ class CallShape(str, Enum):
     PYTHON_QUOTED_VALUE = "python_quoted_argument_value"
     SAME_CALL_TWICE = "same_call_twice"
     UNESCAPED_BACKSLASH = "unescaped_backslash_in_json_string"
+    EMPTY_CALL_ID = "empty_call_id"
 
 
 QUICK_SHAPES = (
@@ -82,6 +84,7 @@ QUICK_SHAPES = (
     CallShape.PYTHON_QUOTED_VALUE,
     CallShape.SAME_CALL_TWICE,
     CallShape.UNESCAPED_BACKSLASH,
+    CallShape.EMPTY_CALL_ID,
 )
 
 
@@ -371,6 +374,10 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")
         city = RAW_BREAK_CITY if shape is CallShape.RAW_LINE_BREAK else BACKSLASH_CITY
         return head + body.replace('"Rio"', f'"{city}"', 1)
+    if shape is CallShape.EMPTY_CALL_ID:
+        if not CALL_ID_FIELD.search(body):
+            return Skip(ORIGIN, shape.value, "the written call has no JSON id field")
+        return head + CALL_ID_FIELD.sub(r'\g<1>""', body, count=1)
     if shape is CallShape.OPENAI_TYPE_FIELD:
         field = JSON_NAME_FIELD.search(body)
         if field is None or '"type"' in body:

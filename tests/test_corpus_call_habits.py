@@ -2,7 +2,8 @@
 a JSON call, a Python-quoted integer, a strictly typed call (nulls, a digit string, a top-level boolean, an
 object under anyOf), a call through a Pydantic-style schema of references, and the same call written twice where
 one call is allowed, a backslash left unescaped in a JSON string, and Python literals written as JSON's (and
-JSON's as Python's) where a template writes them; each streamed in the quick profile."""
+JSON's as Python's) where a template writes them, and a JSON call's id left empty; each streamed in the quick
+profile."""
 
 from __future__ import annotations
 
@@ -103,3 +104,12 @@ def test_a_list_under_a_schema_without_a_type_is_called_in_the_schemas_order() -
     assert "<stops>" in reply.text and "Cusco" in reply.text
     assert reply.text.index("<cabin>") < reply.text.index("<travellers>")
     assert reply.truth is not None and '"stops": ["Cusco", "Puno"]' in reply.truth.tool_calls[0].arguments
+
+
+def test_a_json_call_writes_its_id_field_empty() -> None:
+    nemo = quick_reply("mistralai-Mistral-Nemo-Instruct-2407.jinja", "think/auto", "empty_call_id")
+    cohere = quick_reply("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", "think/auto", "empty_call_id")
+    assert '"id": ""' in nemo.text and '"tool_call_id": ""' in cohere.text
+    (session,) = [s for s in plan("quick", "Qwen-Qwen3-0.6B.jinja", None, "think/auto")
+                  if s.session.conversation == "single"]
+    assert "empty_call_id" not in {reply.shape for reply in replies(session, "quick")}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import reply
+from corpora.catalog import plan, replies
 from reply import Problem
 from tests.reply_support import session
 
@@ -51,3 +52,13 @@ def test_cut_reply_inside_thought_is_reasoning() -> None:
     reader = reply.open(session("Qwen3.5-4B.jinja", "think/auto"))
     message = reader.parse("I am still thinking about", partial=True)
     assert (message.reasoning_content, message.content) == ("I am still thinking about", "")
+
+
+@pytest.mark.parametrize("template", ["Qwen-Qwen3-0.6B.jinja", "Qwen3-Coder.jinja"])
+def test_a_code_argument_with_braces_and_escaped_quotes_in_strings_has_no_problem(template: str) -> None:
+    """Braces inside a string after escaped quotes are not counted as the arguments' own."""
+    (planned,) = [p for p in plan("quick", template, None, "think/auto") if p.session.conversation == "single"]
+    (code_call,) = [r for r in replies(planned, "quick") if r.shape == "code_call"]
+    message = reply.open(planned.session).parse(code_call.text)
+    assert "雨 {" in code_call.text
+    assert message.problems == ()
