@@ -307,12 +307,14 @@ def stall(parsers: dict[int, Parser], ctx: Context, result: Result) -> Stall | N
 def moved(nodes: tuple[Node, ...], end: int, new_end: int, made: dict[int, Node], every: bool) -> tuple[Node, ...]:
     """`nodes` with each partial one that ends at `end` (`every` one, when a finished run of characters grows),
     and its children that do, ending at `new_end` instead, one new node per old one (`made`, by the old one's
-    id, so the frontier's nodes stay those of the tree)."""
+    id, so the frontier's nodes stay those of the tree). When a run of characters grows, a partial node that
+    is empty at `end` waits after the run, so it starts at `new_end` too."""
     if not nodes or nodes[-1].end != end or not (every or nodes[-1].is_partial):
         return nodes
     last = nodes[-1]
     grown = made.get(id(last))
     if grown is None:
-        grown = made[id(last)] = Node(last.rule, last.tag, last.start, new_end,
+        start = new_end if every and last.is_partial and last.start == end else last.start
+        grown = made[id(last)] = Node(last.rule, last.tag, start, new_end,
                                       moved(last.children, end, new_end, made, every), last.is_partial)
     return (*nodes[:-1], grown)
