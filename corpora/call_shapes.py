@@ -34,6 +34,7 @@ CALLING_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 TAG_PATTERN = re.compile(r"<[^<>\s]{1,40}>|\[[A-Z_]{3,}\]|<[A-Za-z_:]{2,30}(?=[\s=])")
 CLOSING_PATTERN = re.compile(r"</[^<>\s]{1,40}>")
 CALL_ID_FIELD = re.compile(r'("(?:tool_call_)?id"\s*:\s*)"[^"]*"')
+KEY_COLON = re.compile(r'("|(?<=[{,])[A-Za-z_]\w*):(?=[^\s/])')
 
 
 class CallShape(str, Enum):
@@ -64,6 +65,7 @@ class CallShape(str, Enum):
     SAME_CALL_TWICE = "same_call_twice"
     UNESCAPED_BACKSLASH = "unescaped_backslash_in_json_string"
     EMPTY_CALL_ID = "empty_call_id"
+    SPACED_KEYS = "space_after_argument_keys"
 
 
 QUICK_SHAPES = (
@@ -85,6 +87,7 @@ QUICK_SHAPES = (
     CallShape.SAME_CALL_TWICE,
     CallShape.UNESCAPED_BACKSLASH,
     CallShape.EMPTY_CALL_ID,
+    CallShape.SPACED_KEYS,
 )
 
 
@@ -374,6 +377,12 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")
         city = RAW_BREAK_CITY if shape is CallShape.RAW_LINE_BREAK else BACKSLASH_CITY
         return head + body.replace('"Rio"', f'"{city}"', 1)
+    if shape is CallShape.SPACED_KEYS:
+        opening = body.find("{")
+        spaced = body if opening < 0 else body[:opening] + KEY_COLON.sub(r"\1: ", body[opening:])
+        if spaced == body:
+            return Skip(ORIGIN, shape.value, "the written call has no key written right before its value")
+        return head + spaced
     if shape is CallShape.EMPTY_CALL_ID:
         if not CALL_ID_FIELD.search(body):
             return Skip(ORIGIN, shape.value, "the written call has no JSON id field")

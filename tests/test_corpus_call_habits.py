@@ -2,8 +2,8 @@
 a JSON call, a Python-quoted integer, a strictly typed call (nulls, a digit string, a top-level boolean, an
 object under anyOf), a call through a Pydantic-style schema of references, and the same call written twice where
 one call is allowed, a backslash left unescaped in a JSON string, and Python literals written as JSON's (and
-JSON's as Python's) where a template writes them, and a JSON call's id left empty; each streamed in the quick
-profile."""
+JSON's as Python's) where a template writes them, a JSON call's id left empty, and a space after each argument
+key where the template writes none; each streamed in the quick profile."""
 
 from __future__ import annotations
 
@@ -113,3 +113,12 @@ def test_a_json_call_writes_its_id_field_empty() -> None:
     (session,) = [s for s in plan("quick", "Qwen-Qwen3-0.6B.jinja", None, "think/auto")
                   if s.session.conversation == "single"]
     assert "empty_call_id" not in {reply.shape for reply in replies(session, "quick")}
+
+
+def test_a_call_written_without_spaces_after_its_keys_is_also_written_with_them() -> None:
+    gemma = quick_reply("google-gemma-4-31B-it.jinja", "think/auto", "space_after_argument_keys")
+    assert "{city: <|\"|>Rio<|\"|>,days: 4}" in gemma.text and "call:get_weather" in gemma.text
+    assert rules_of("quick").applies("char3", gemma, "think/auto")
+    (session,) = [s for s in plan("quick", "Qwen-Qwen3-0.6B.jinja", None, "think/auto")
+                  if s.session.conversation == "single"]
+    assert "space_after_argument_keys" not in {reply.shape for reply in replies(session, "quick")}
