@@ -213,14 +213,19 @@ def column_width(header: str, cells: list[list[str]]) -> int:
     return len(separator) - len("|--|")
 
 
-def markdown_pieces(frame: pd.DataFrame, width: int | None = None, piece_rows: int = TABLE_PIECE_ROWS) -> Iterator[str]:
-    """markdown_table's text, made `piece_rows` rows at a time: each piece's headers are padded to the columns'
-    widths over the whole table, so tabulate lays every piece out as it lays out the whole."""
+def markdown_pieces(frame: pd.DataFrame, width: int | None = None,
+                    piece_rows: int = TABLE_PIECE_ROWS) -> Iterator[str]:
+    """A GitHub markdown table of a frame (cells cut to `width`), or '_none_' when it is empty, made
+    `piece_rows` rows at a time: the headers of a table in several pieces are padded to its columns' widths
+    over the whole, so tabulate lays every piece out as it lays out the whole."""
     if frame.empty:
         yield "_none_"
         return
     headers = [markdown_cell(column) for column in frame.columns]
     cells = [[markdown_cell(value, width) for value in record] for record in frame.itertuples(index=False)]
+    if len(cells) <= piece_rows:
+        yield github_table(cells, headers)
+        return
     padded = [
         header + " " * (column_width(header, [[row[at]] for row in cells]) - column_width(header, []))
         for at, header in enumerate(headers)
@@ -231,11 +236,8 @@ def markdown_pieces(frame: pd.DataFrame, width: int | None = None, piece_rows: i
 
 
 def markdown_table(frame: pd.DataFrame, width: int | None = None) -> str:
-    """A GitHub markdown table of a frame (cells cut to `width`), or '_none_' when it is empty."""
-    if frame.empty:
-        return "_none_"
-    cells = [[markdown_cell(value, width) for value in record] for record in frame.itertuples(index=False)]
-    return github_table(cells, [markdown_cell(column) for column in frame.columns])
+    """markdown_pieces' table as one text."""
+    return "\n".join(markdown_pieces(frame, width))
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
