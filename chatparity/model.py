@@ -49,14 +49,15 @@ class Message:
     content: str = ""
     reasoning_content: str = ""
     tool_calls: tuple[ToolCall, ...] = field(default_factory=tuple)
+    problems: tuple[str, ...] | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        """This message as a plain dict."""
+        """This message as a plain dict (with its problems where the parser reports them)."""
         return {
             "content": self.content,
             "reasoning_content": self.reasoning_content,
             "tool_calls": [call.to_json() for call in self.tool_calls],
-        }
+        } | problems_json(self.problems)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Message:
@@ -74,6 +75,7 @@ class Message:
             content=data.get("content") or "",
             reasoning_content=data.get("reasoning_content") or "",
             tool_calls=calls,
+            problems=problems_from_json(data),
         )
 
     @classmethod
@@ -87,18 +89,41 @@ class Message:
             content=getattr(obj, "content", "") or "",
             reasoning_content=getattr(obj, "reasoning_content", "") or "",
             tool_calls=calls,
+            problems=problems_of(obj),
         )
 
 
 @dataclass(frozen=True)
 class Rejection:
-    """A parser's refusal of a reply (llama.cpp throws for a finished reply off its format)."""
+    """A parser's refusal of a reply (llama.cpp throws for a finished reply off its format), with the problems
+    the parser reports (None: it reports none)."""
 
     reason: str
+    problems: tuple[str, ...] | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """This rejection as a plain dict."""
-        return {"rejected": self.reason}
+        return {"rejected": self.reason} | problems_json(self.problems)
+
+
+def problems_of(obj: Any) -> tuple[str, ...] | None:
+    """The problems a Python parser's message or rejection carries (enum members by value), None without a
+    `problems` attribute."""
+    found = getattr(obj, "problems", None)
+    if found is None:
+        return None
+    return tuple(str(getattr(problem, "value", problem)) for problem in found)
+
+
+def problems_json(problems: tuple[str, ...] | None) -> dict[str, Any]:
+    """The `problems` field of a reading's dict, absent when the parser reports none."""
+    return {} if problems is None else {"problems": list(problems)}
+
+
+def problems_from_json(data: dict[str, Any]) -> tuple[str, ...] | None:
+    """The problems of a reading's dict (None when it has no `problems` field)."""
+    found = data.get("problems")
+    return None if found is None else tuple(str(problem) for problem in found)
 
 
 Reading = Message | Rejection
@@ -112,7 +137,7 @@ def reading_to_json(reading: Reading) -> dict[str, Any]:
 def reading_from_json(data: dict[str, Any]) -> Reading:
     """A reading from the dict `reading_to_json` writes."""
     if "rejected" in data:
-        return Rejection(data["rejected"])
+        return Rejection(data["rejected"], problems_from_json(data))
     return Message.from_json(data)
 
 
@@ -329,7 +354,18 @@ class SessionStatus(str, Enum):
 
 
 STREAM_CHECKS = ("consistent", "monotonic", "clean", "snapshot_parity")
-STRUCTURAL_CHECKS = ("arguments_json", "arguments_schema", "no_leakage", "parallel_order")
+STRUCTURAL_CHECKS = ("arguments_json", "arguments_schema", "no_leakage", "parallel_order", "problems_agree")
+PROBLEMS = (
+    "no_action",
+    "multiple_actions",
+    "prose_before_action",
+    "text_after_action",
+    "unclosed_think",
+    "bad_syntax",
+    "unknown_action",
+    "bad_args",
+    "cut_off",
+)
 
 
 # Records of a run: one per session, one per row (case × chunking)
@@ -386,11 +422,13 @@ class Row:
     arguments_schema: int | None = None
     no_leakage: int | None = None
     parallel_order: int | None = None
+    problems_agree: int | None = None
     structure_detail: str = ""
     oracle_arguments_json: int | None = None
     oracle_arguments_schema: int | None = None
     oracle_no_leakage: int | None = None
     oracle_parallel_order: int | None = None
+    oracle_problems_agree: int | None = None
     oracle_structure_detail: str = ""
     oracle_vs_truth: str | None = None
     parser_vs_truth: str | None = None

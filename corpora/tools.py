@@ -102,6 +102,11 @@ BOOK_TRIP = _function(
             "additionalProperties": True,
             "description": "Stops on the way: a list schema without a type, additionalProperties written out.",
         },
+        "labels": {
+            "type": ["string", "array"],
+            "items": {"type": "string"},
+            "description": "A label or a list of labels.",
+        },
     },
     ["destination", "travellers", "cabin"],
 )
@@ -121,11 +126,12 @@ TYPED_TRIP = {
     "notes": {"late": True, "code": 7},
     "reference": 42,
     "passport": "80412345",
+    "labels": ["family", "beach"],
 }
 """Arguments of book_trip touching every kind of schema it declares: enum, const, null, anyOf, allOf, arrays of
 objects, nested objects, untyped values (an object and a number), a digit string typed as a nullable string and
 one typed only by a length bound, a string holding a carriage return, a number where a string or an integer may
-be, and a boolean nested in an object; the required parameters first, as llama.cpp's grammars for parameter-tag
+be, a boolean nested in an object and a list where a string or a list may be; the required parameters first, as llama.cpp's grammars for parameter-tag
 formats expect."""
 
 STRICT_TRIP = {
@@ -142,11 +148,12 @@ STRICT_TRIP = {
     "preferences": {"window": False, "meals": []},
     "refundable": True,
     "hotel": {"name": "Fjord Inn", "nights": 3},
+    "labels": "family",
 }
 """Arguments of book_trip giving a value to every typed parameter and none to the untyped ones (as strict schemas
 allow): a string and a null where anyOf allows either, a null where the type is a list, a string of digits for a
-string parameter, a string where a string or an integer may be, a top-level boolean true and an object where
-anyOf allows an object or a null; the required parameters first, in the schema's order (as the grammars of
+string parameter, a string where a string or an integer may be, a top-level boolean true, an object where
+anyOf allows an object or a null and a string where a string or a list may be; the required parameters first, in the schema's order (as the grammars of
 templates that take parameters in that order expect: GLM, MiniMax, Laguna, Hy3)."""
 
 UNTYPED_TRIP = {

@@ -28,6 +28,7 @@ from chatparity.model import (
     SessionReader,
     StreamRead,
     named,
+    problems_of,
 )
 from harness.specs import import_object
 
@@ -183,12 +184,12 @@ def guarded(call: Callable[[], T], timeout: float) -> T:
 
 
 def reading(call: Callable[[], Any], timeout: float) -> Reading:
-    """A guarded call's message, or the Rejection it raised."""
+    """A guarded call's message, or the Rejection it raised (their problems read under the guard too)."""
     try:
-        return Message.of(guarded(call, timeout))
+        return guarded(lambda: Message.of(call()), timeout)
     except Exception as error:
         if named(error, "Rejected"):
-            return Rejection(str(error))
+            return Rejection(str(error), guarded(partial(problems_of, error), timeout))
         if named(error, "Unsupported"):
             raise ParserCrashed(f"Unsupported raised after open: {error}") from error
         raise

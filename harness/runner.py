@@ -34,6 +34,7 @@ from harness.compare import compare, verdict
 from harness.oracle_reads import OracleFailed, OracleReads, OracleSession, RenderFailed, RenderInfo
 from harness.server_view import server_final, server_stream, states_before
 from harness.stream_checks import StreamVerdict, check_stream
+from harness.problem_checks import Asked
 from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
 from oracle.vocabs import Vocab, vocab_named, vocab_of_family
 
@@ -67,7 +68,9 @@ class CaseRun:
     parser_whole: Reading | Exception | None = None
     tokens: chunkings.TokenPieces | OracleFailed | None = None
     leak_markers: tuple[str, ...] = ()
-    structures: dict[Reading, Structure] = field(default_factory=dict)
+    structures: dict[tuple[Reading, tuple[str, ...] | None, Reading | None], Structure] = field(
+        default_factory=dict
+    )
     prefix_reads: dict[int, Reading] = field(default_factory=dict)
 
 
@@ -94,6 +97,7 @@ class SessionRunner:
         self.applies = applies
         self.selected = None if selected is None else set(selected)
         self.schemas = tool_schemas(self.session)
+        self.asked = Asked.of(self.session)
 
     def record(
         self, status: SessionStatus, oracle_prompt: str | None, oracle_format: str, error: str
@@ -242,7 +246,7 @@ class SessionRunner:
                 columns = {
                     "oracle_reading": reading_json(final),
                     "oracle_vs_truth": verdict(truth, final, ids_from=final),
-                    **self.structure(final, case.reply, leaks).columns("oracle_"),
+                    **check_reading(final, case.reply, self.schemas, leaks, self.asked).columns("oracle_"),
                 }
         return [self.row(self.base(case), name, Outcome.UNSUPPORTED, error=reason, **columns) for name in names]
 
@@ -306,16 +310,15 @@ class SessionRunner:
             else verdict(truth, parser_final, ids_from=oracle_final),
         }
 
-    def structure(self, reading: Reading, reply: Reply, leaks: tuple[str, ...]) -> Structure:
-        """The structural checks of one finished reading of a reply in this session; `leaks` are the markers of
-        the no_leakage check."""
-        return check_reading(reading, reply, self.schemas, leaks)
-
-    def case_structure(self, run: CaseRun, reading: Reading) -> Structure:
-        """The structural checks of one finished reading of the case, judged once per distinct reading."""
-        found = run.structures.get(reading)
+    def case_structure(self, run: CaseRun, reading: Reading, reference: Reading | None = None) -> Structure:
+        """The structural checks of one finished reading of the case (the parser's against llama.cpp's
+        `reference`; None for llama.cpp's own), judged once per distinct reading, problems and reference."""
+        key = (reading, reading.problems, reference)
+        found = run.structures.get(key)
         if found is None:
-            found = run.structures[reading] = self.structure(reading, run.case.reply, run.leak_markers)
+            found = run.structures[key] = check_reading(
+                reading, run.case.reply, self.schemas, run.leak_markers, self.asked, reference
+            )
         return found
 
     def judged(
@@ -334,7 +337,7 @@ class SessionRunner:
             oracle_reading=reading_json(reference),
             parser_reading=reading_json(parser_final),
             **self.truth_columns(run, reference, parser_final),
-            **self.case_structure(run, parser_final).columns(),
+            **self.case_structure(run, parser_final, reference).columns(),
             **self.case_structure(run, reference).columns("oracle_"),
         )
 
@@ -413,7 +416,7 @@ class SessionRunner:
             found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
             verdicts.append(found.labelled(label) if label else found)
             reference = server_final(expected, final, reply.partial)
-            structures.append(self.case_structure(run, read.final).labelled(label))
+            structures.append(self.case_structure(run, read.final, reference).labelled(label))
             oracle_structures.append(self.case_structure(run, reference).labelled(label))
             if first is None or (first.outcome == Outcome.MATCH.value and compare(reference, read.final)):
                 first = self.judged(run, name, reference, read.final, label)

@@ -1,5 +1,6 @@
 """Structural checks of one finished reading: arguments are JSON objects that fit the offered tools' schemas, no
-template marker leaks into the message, and parallel calls come back whole and in the order written."""
+template marker leaks into the message, parallel calls come back whole and in the order written, and the
+problems a parser reports agree with its reading."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any
 import jsonschema
 
 from chatparity.model import STRUCTURAL_CHECKS, Message, Reading, Reply, Session, ToolCall, canonical_json
+from harness.compare import compare
+from harness.problem_checks import Asked, problems_break
 
 __all__ = ["STRUCTURAL_CHECKS", "Structure", "check_reading", "combined_structure", "tool_schemas"]
 
@@ -25,6 +28,7 @@ class Structure:
     arguments_schema: bool | None = None
     no_leakage: bool | None = None
     parallel_order: bool | None = None
+    problems_agree: bool | None = None
     detail: str = ""
 
     def labelled(self, label: str) -> Structure:
@@ -158,9 +162,10 @@ def parallel_order_break(reading: Message, reply: Reply) -> str | None:
     return None
 
 
-def judged(reading: Message, reply: Reply) -> dict[str, bool]:
+def judged(reading: Message, reply: Reply, reference: Reading | None) -> dict[str, bool]:
     """Which checks apply to a reading of this reply: none that the reply breaks on purpose; the call checks
-    only where there are calls, and not on a cut reply (its last call may be unfinished)."""
+    only where there are calls, and not on a cut reply (its last call may be unfinished); problems_agree only
+    where the parser reports problems and its reading of a finished reply matches llama.cpp's `reference`."""
     calls = bool(reading.tool_calls) and not reply.partial
     truth_calls = reply.truth is not None and len(reply.truth.tool_calls) >= 2
     applies = {
@@ -168,17 +173,34 @@ def judged(reading: Message, reply: Reply) -> dict[str, bool]:
         "arguments_schema": calls,
         "no_leakage": True,
         "parallel_order": not reply.partial and (len(reading.tool_calls) >= 2 or truth_calls),
+        "problems_agree": problems_judged(reading, reply, reference),
     }
     return {check: applies[check] and check not in reply.exempt for check in STRUCTURAL_CHECKS}
 
 
+def problems_judged(reading: Reading, reply: Reply, reference: Reading | None) -> bool:
+    """Whether the problems beside a reading are judged: the parser reports them, the reply is finished and the
+    reading matches llama.cpp's."""
+    return (reading.problems is not None and not reply.partial and reference is not None
+            and compare(reference, reading) is None)
+
+
 def check_reading(
-    reading: Reading, reply: Reply, schemas: Mapping[str, dict[str, Any] | None], markers: Sequence[str]
+    reading: Reading,
+    reply: Reply,
+    schemas: Mapping[str, dict[str, Any] | None],
+    markers: Sequence[str],
+    asked: Asked,
+    reference: Reading | None = None,
 ) -> Structure:
-    """The four structural checks of one finished reading of `reply` (a rejection is judged by none)."""
+    """The structural checks of one finished reading of `reply`, the parser's against llama.cpp's `reference`
+    (None for llama.cpp's own): a rejection is judged by problems_agree alone."""
     if not isinstance(reading, Message):
-        return Structure()
-    applies = judged(reading, reply)
+        if not problems_judged(reading, reply, reference) or "problems_agree" in reply.exempt:
+            return Structure()
+        found = problems_break(reading, asked)
+        return Structure(problems_agree=found is None, detail=found or "")
+    applies = judged(reading, reply, reference)
     wanted = [marker for marker in dict.fromkeys(markers) if marker]
     breaks = {
         "arguments_json": arguments_json_break(reading.tool_calls) if applies["arguments_json"] else None,
@@ -187,6 +209,7 @@ def check_reading(
         else None,
         "no_leakage": leakage_break(reading, reply.truth, wanted) if applies["no_leakage"] else None,
         "parallel_order": parallel_order_break(reading, reply) if applies["parallel_order"] else None,
+        "problems_agree": problems_break(reading, asked) if applies["problems_agree"] else None,
     }
     return Structure(
         **{check: (breaks[check] is None) if applies[check] else None for check in STRUCTURAL_CHECKS},

@@ -65,12 +65,12 @@ class Defect(str, Enum):
     PARALLEL_DISORDER = "returns parallel calls incomplete or out of order"
 
 
-STRUCTURAL_DEFECTS = dict(
-    zip(
-        STRUCTURAL_CHECKS,
-        (Defect.ARGUMENTS_NOT_OBJECT, Defect.OFF_SCHEMA, Defect.LEAKS_MARKER, Defect.PARALLEL_DISORDER),
-    )
-)
+STRUCTURAL_DEFECTS = {
+    "arguments_json": Defect.ARGUMENTS_NOT_OBJECT,
+    "arguments_schema": Defect.OFF_SCHEMA,
+    "no_leakage": Defect.LEAKS_MARKER,
+    "parallel_order": Defect.PARALLEL_DISORDER,
+}
 FIELD_KINDS = {"content": "content", "reasoning_content": "reasoning"}
 INDEX = re.compile(r"\[\d+\]")
 OFFSET = re.compile(r" @\d+")

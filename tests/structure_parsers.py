@@ -1,5 +1,5 @@
-"""A planted structural bug: the project parser whose finished readings (whole, and each stream's finish) name
-every call after a tool that was not offered."""
+"""Planted structural bugs: the project parser whose finished readings (whole, and each stream's finish) name
+every call after a tool that was not offered, or whose whole readings report no problems."""
 
 from __future__ import annotations
 
@@ -61,3 +61,35 @@ class RenamingParser:
 def calls_renaming() -> RenamingParser:
     """The project parser naming every call after a tool that was not offered."""
     return RenamingParser()
+
+
+class SilentReader:
+    """A reader of the project parser whose finished whole readings report no problems."""
+
+    def __init__(self, reader: Any) -> None:
+        self.reader = reader
+
+    def parse(self, text: str, partial: bool = False) -> Any:
+        """The whole read, its problems dropped."""
+        return dataclasses.replace(self.reader.parse(text, partial=partial), problems=())
+
+    def stream(self) -> Any:
+        """The project parser's stream, untouched."""
+        return self.reader.stream()
+
+
+class SilentParser:
+    """The project parser with its problems dropped from whole readings."""
+
+    def __init__(self) -> None:
+        self.parser = reply_factory()
+
+    def open(self, session: Any) -> SilentReader:
+        """A reader whose whole readings report no problems."""
+        return SilentReader(self.parser.open(session))
+
+
+def problems_dropping() -> SilentParser:
+    """The project parser reporting no problems beside its whole readings (a reply without a call in a session
+    offering tools then lacks no_action)."""
+    return SilentParser()

@@ -13,6 +13,7 @@ from reports_store_builder import StoreBuilder
 from chatparity.model import Kind, Message, Mode, Rejection, Reply, Session, ToolCall, ToolMode
 from corpora.corpus_file import CorpusFileError, read_line
 from harness.compare import compare
+from harness.problem_checks import Asked
 from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
 from reports.commands.gate import main as gate_main
 from reports.diff import Change, check_counts, classify_change, diff_markdown, diff_runs
@@ -46,12 +47,12 @@ def reply(
 
 def checked(reading: Message | Rejection, of: Reply | None = None) -> Structure:
     """The structural checks of a reading against the test tools and markers."""
-    return check_reading(reading, of or reply(), SCHEMAS, MARKERS)
+    return check_reading(reading, of or reply(), SCHEMAS, MARKERS, Asked(calls=True, parallel=True))
 
 
 def test_a_good_reading_holds_every_check() -> None:
     found = checked(Message("Sure.", "Weather first.", (WEATHER, TIME)))
-    assert found == Structure(True, True, True, True, "")
+    assert found == Structure(True, True, True, True, None, "")
 
 
 @pytest.mark.parametrize("arguments", ['{"city": "Rio"', "[1, 2]", '"Rio"', "", '{"city": "Rio"} trailing'])
@@ -133,8 +134,8 @@ def test_a_cut_reply_is_judged_for_leakage_only_and_a_rejection_by_nothing() -> 
 
 
 def test_streams_combine_each_check_and_name_the_first_break() -> None:
-    good, bad = Structure(True, None, True, None), Structure(False, None, True, None, "arguments_json: x")
-    assert combined_structure([good, bad]) == Structure(False, None, True, None, "arguments_json: x")
+    good, bad = Structure(True, None, True, None), Structure(False, None, True, None, None, "arguments_json: x")
+    assert combined_structure([good, bad]) == Structure(False, None, True, None, None, "arguments_json: x")
     assert combined_structure([good, good]) == good
     assert good.columns("oracle_")["oracle_arguments_json"] == 1
     assert good.columns()["arguments_schema"] is None
@@ -303,6 +304,6 @@ def test_a_tool_without_a_valid_schema_has_only_its_name_checked() -> None:
     schemas = tool_schemas(session)
     assert schemas == {"odd": None}
     reading = Message(tool_calls=(ToolCall("odd", '{"a": 1}'),))
-    assert check_reading(reading, reply(), schemas, MARKERS).arguments_schema is True
+    assert check_reading(reading, reply(), schemas, MARKERS, Asked(True, True)).arguments_schema is True
     other = Message(tool_calls=(ToolCall("even", '{"a": 1}'),))
-    assert check_reading(other, reply(), schemas, MARKERS).arguments_schema is False
+    assert check_reading(other, reply(), schemas, MARKERS, Asked(True, True)).arguments_schema is False

@@ -46,10 +46,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     made = {
         "clean": directory / "clean",
         "planted": directory / "planted",
+        "silent": directory / "silent",
         "baseline": directory / "baseline",
     }
     streamed_sweep(made["clean"], corpus, directory / "cache", "reply")
     streamed_sweep(made["planted"], corpus, directory / "cache", "tests.structure_parsers:calls_renaming")
+    streamed_sweep(made["silent"], corpus, directory / "cache", "tests.structure_parsers:problems_dropping")
     assert cli.main(["gate", "--baseline", str(made["baseline"]), "--update", str(made["clean"])]) == 0
     return made
 
@@ -84,3 +86,23 @@ def test_the_planted_structural_bug_fails_the_gate_and_the_clean_run_passes(
     assert cli.main(["gate", "--baseline", str(runs["baseline"]), str(runs["planted"]), *OTHER_PARSER]) == 1
     printed = capsys.readouterr().out
     assert "REGRESSIONS" in printed and "mismatch:calls !arguments_schema" in printed
+
+
+def test_problems_that_disagree_with_the_reading_fail_the_gate(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    def agreement(run: Path) -> dict[tuple[str, str], tuple[object, ...]]:
+        connection = sqlite3.connect(run / "rows.sqlite")
+        try:
+            found = connection.execute("SELECT reply, chunking, problems_agree, oracle_problems_agree FROM rows")
+            return {(reply[-6:], chunking): tuple(rest) for reply, chunking, *rest in found}
+        finally:
+            connection.close()
+
+    clean, silent = agreement(runs["clean"]), agreement(runs["silent"])
+    assert clean[("Hello.", "whole")] == clean[("Hello.", "char")] == (1, None)
+    assert silent[("Hello.", "whole")] == (0, None) and silent[("Hello.", "char")] == (1, None)
+    assert silent[("_call>", "whole")] == (1, None)
+    assert cli.main(["gate", "--baseline", str(runs["baseline"]), str(runs["silent"]), *OTHER_PARSER]) == 1
+    printed = capsys.readouterr().out
+    assert "REGRESSIONS" in printed and "match !problems_agree" in printed

@@ -1,0 +1,72 @@
+"""The problems_agree check: the problems a parser reports beside a finished reading agree with that reading and
+the request (for a parser that reports problems at all)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from chatparity.model import PROBLEMS, Message, Reading, Rejection, Session
+
+MESSAGE_PROBLEMS = ("no_action", "multiple_actions", "prose_before_action")
+REJECTION_PROBLEMS = ("unknown_action",)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the request lets a reply do: call tools at all, and call several at once."""
+
+    calls: bool
+    parallel: bool
+
+    @classmethod
+    def of(cls, session: Session) -> Asked:
+        """What a session's request allows."""
+        return cls(bool(session.tools) and session.tool_choice != "none", session.parallel_tool_calls)
+
+
+def is_json_object(arguments: str) -> bool:
+    """Whether call arguments parse as a JSON object."""
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except ValueError:
+        return False
+
+
+def meant_problems(reading: Message, asked: Asked, reported: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
+    """For each problem a message decides by itself: whether it should be reported, and why."""
+    calls = reading.tool_calls
+    return {
+        "no_action": (
+            asked.calls and not calls and "cut_off" not in reported,
+            "tools may be called, none is and the reply is not cut off",
+        ),
+        "multiple_actions": (len(calls) > 1 and not asked.parallel, f"{len(calls)} calls without parallel calls"),
+        "prose_before_action": (bool(calls) and bool(reading.content.strip()), "content beside calls"),
+    }
+
+
+def problems_break(reading: Reading, asked: Asked) -> str | None:
+    """Where the problems reported beside a finished reading (llama.cpp's reading, as the parser matched it)
+    contradict it: a name outside the vocabulary; a rejection without bad_syntax, or with a problem only a
+    message has; a message with bad_syntax or unknown_action, with no_action, multiple_actions or
+    prose_before_action other than its calls, content and the request make them, or with bad_args while
+    every call's arguments are a JSON object."""
+    reported = reading.problems or ()
+    unknown = [problem for problem in reported if problem not in PROBLEMS]
+    if unknown:
+        return f"problems_agree: {unknown[0]!r} is not a problem ({', '.join(PROBLEMS)})"
+    if isinstance(reading, Rejection):
+        if "bad_syntax" not in reported:
+            return f"problems_agree: a rejection reported without bad_syntax ({', '.join(reported) or 'none'})"
+        wrong = [problem for problem in MESSAGE_PROBLEMS if problem in reported]
+        return f"problems_agree: a rejection reported with {wrong[0]}" if wrong else None
+    for problem in ("bad_syntax", *REJECTION_PROBLEMS):
+        if problem in reported:
+            return f"problems_agree: an accepted reading reported with {problem}"
+    for problem, (meant, why) in meant_problems(reading, asked, reported).items():
+        if meant != (problem in reported):
+            return f"problems_agree: {problem} {'missing' if meant else 'reported'} (meant when {why})"
+    if "bad_args" in reported and all(is_json_object(call.arguments) for call in reading.tool_calls):
+        return "problems_agree: bad_args reported, every call's arguments are a JSON object"
+    return None

@@ -1,0 +1,117 @@
+"""The problems_agree check: the problems a parser reports beside a finished reading agree with the reading and
+the request; the readings carry problems through the Python and JSON protocols without changing how they
+compare."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+
+import pytest
+
+from chatparity.model import PROBLEMS, Message, Rejection, Reply, ToolCall, reading_from_json
+from harness.problem_checks import Asked, problems_break
+from harness.structural_checks import check_reading
+
+ROOT = Path(__file__).resolve().parent.parent
+CALL = ToolCall("get_weather", '{"city": "Rio"}')
+OTHER = ToolCall("get_time", "{}")
+SCHEMAS = {"get_weather": {"type": "object"}, "get_time": {"type": "object"}}
+ASKED = Asked(calls=True, parallel=False)
+
+
+def reply(partial: bool = False) -> Reply:
+    """A reply of the tests."""
+    return Reply("text", partial, "test", "shape", None)
+
+
+def agreement(reading: Message | Rejection, reference: Message | Rejection | None, *,
+              asked: Asked = ASKED, partial: bool = False) -> bool | None:
+    """The problems_agree verdict of a parser's reading against llama.cpp's."""
+    return check_reading(reading, reply(partial), SCHEMAS, (), asked, reference).problems_agree
+
+
+@pytest.mark.parametrize(
+    ("reading", "asked", "broken"),
+    [
+        (Message("Hi.", problems=("nope",)), ASKED, "'nope' is not a problem"),
+        (Message("Hi."), ASKED, "no_action missing"),
+        (Message(tool_calls=(CALL,), problems=("no_action",)), ASKED, "no_action reported"),
+        (Message("Hi.", problems=("no_action", "cut_off")), ASKED, "no_action reported"),
+        (Message(tool_calls=(CALL, OTHER)), ASKED, "multiple_actions missing"),
+        (Message(tool_calls=(CALL, OTHER), problems=("multiple_actions",)), Asked(True, True),
+         "multiple_actions reported"),
+        (Message("Sure: ", tool_calls=(CALL,)), ASKED, "prose_before_action missing"),
+        (Message(" \n", tool_calls=(CALL,), problems=("prose_before_action",)), ASKED,
+         "prose_before_action reported"),
+        (Message(tool_calls=(CALL,), problems=("bad_args",)), ASKED, "bad_args reported"),
+        (Message(tool_calls=(CALL,), problems=("bad_syntax",)), ASKED, "accepted reading reported with bad_syntax"),
+        (Message(tool_calls=(CALL,), problems=("unknown_action",)), ASKED, "with unknown_action"),
+        (Rejection("no", problems=("bad_args",)), ASKED, "without bad_syntax"),
+        (Rejection("no", problems=("bad_syntax", "no_action")), ASKED, "with no_action"),
+    ],
+)
+def test_problems_that_contradict_the_reading_break_the_check(
+    reading: Message | Rejection, asked: Asked, broken: str
+) -> None:
+    found = problems_break(reading, asked)
+    assert found is not None and found.startswith("problems_agree: ") and broken in found
+
+
+@pytest.mark.parametrize(
+    ("reading", "asked"),
+    [
+        (Message("Hi.", problems=("no_action",)), ASKED),
+        (Message("Hi.", problems=()), Asked(calls=False, parallel=False)),
+        (Message("Hi.", problems=("cut_off", "unclosed_think")), ASKED),
+        (Message(tool_calls=(CALL, OTHER), problems=()), Asked(True, True)),
+        (Message("Sure: ", tool_calls=(CALL, OTHER), problems=("multiple_actions", "prose_before_action")), ASKED),
+        (Message(tool_calls=(ToolCall("get_weather", '{"city": '),), problems=("bad_args",)), ASKED),
+        (Message("Hi.", problems=("no_action", "text_after_action")), ASKED),
+        (Rejection("no", problems=("bad_syntax", "unknown_action")), ASKED),
+    ],
+)
+def test_problems_the_reading_makes_hold_the_check(reading: Message | Rejection, asked: Asked) -> None:
+    assert problems_break(reading, asked) is None
+
+
+def test_problems_are_judged_only_on_a_finished_reading_that_matches_llama_cpp() -> None:
+    silent = Message("Hi.", problems=())
+    assert agreement(silent, Message("Hi.")) is False
+    assert agreement(silent, Message("Hello.")) is None
+    assert agreement(silent, Message("Hi."), partial=True) is None
+    assert agreement(silent, None) is None
+    assert agreement(Message("Hi."), Message("Hi.")) is None
+    assert agreement(Rejection("no", problems=()), Rejection("oracle: no")) is False
+    assert agreement(Rejection("no", problems=("bad_syntax",)), Rejection("oracle: no")) is True
+    assert agreement(Rejection("no", problems=("bad_syntax",)), Message("Hi.")) is None
+
+
+def test_problems_ride_with_a_reading_without_changing_how_it_compares() -> None:
+    message = Message("Hi.", problems=("no_action",))
+    assert message == Message("Hi.") and hash(message) == hash(Message("Hi."))
+    assert message.to_json()["problems"] == ["no_action"] and "problems" not in Message("Hi.").to_json()
+    assert reading_from_json(json.loads(json.dumps(message.to_json()))).problems == ("no_action",)
+    assert reading_from_json({"content": "Hi."}).problems is None
+    rejection = reading_from_json({"rejected": "no", "problems": ["bad_syntax"]})
+    assert rejection == Rejection("no") and rejection.problems == ("bad_syntax",)
+
+
+def test_a_python_parser_s_problems_are_read_by_value() -> None:
+    class Problem(str, Enum):
+        NO_ACTION = "no_action"
+
+    class Written:
+        content, reasoning_content, tool_calls, problems = "Hi.", "", (), (Problem.NO_ACTION,)
+
+    class Bare:
+        content, reasoning_content, tool_calls = "Hi.", "", ()
+
+    assert Message.of(Written()).problems == ("no_action",)
+    assert Message.of(Bare()).problems is None
+
+
+def test_the_protocol_schema_names_the_same_problems() -> None:
+    schema = json.loads((ROOT / "harness" / "protocol.schema.json").read_text(encoding="utf-8"))
+    assert tuple(schema["$defs"]["problems"]["items"]["enum"]) == PROBLEMS
