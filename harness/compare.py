@@ -154,6 +154,17 @@ def reading_text(reading: Message) -> str:
     return ", ".join(parts) or "an empty message"
 
 
+def parsed_object(arguments: str) -> dict[str, Any] | str:
+    """Call arguments as a JSON object, or why they are not one."""
+    try:
+        value = json.loads(arguments)
+    except ValueError as error:
+        return f"not JSON ({error})"
+    if not isinstance(value, dict):
+        return f"a JSON {type(value).__name__}, not an object"
+    return value
+
+
 def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None) -> Difference | None:
     """Every difference of `actual` from `expected` (kind: the first field that differs), or None when they
     agree.

@@ -3,10 +3,10 @@ the request (for a parser that reports problems at all)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from chatparity.model import PROBLEMS, Message, Reading, Rejection, Session
+from harness.compare import parsed_object
 
 MESSAGE_PROBLEMS = ("no_action", "multiple_actions", "prose_before_action")
 REJECTION_PROBLEMS = ("unknown_action",)
@@ -23,14 +23,6 @@ class Asked:
     def of(cls, session: Session) -> Asked:
         """What a session's request allows."""
         return cls(bool(session.tools) and session.tool_choice != "none", session.parallel_tool_calls)
-
-
-def is_json_object(arguments: str) -> bool:
-    """Whether call arguments parse as a JSON object."""
-    try:
-        return isinstance(json.loads(arguments), dict)
-    except ValueError:
-        return False
 
 
 def meant_problems(reading: Message, asked: Asked, reported: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
@@ -67,6 +59,6 @@ def problems_break(reading: Reading, asked: Asked) -> str | None:
     for problem, (meant, why) in meant_problems(reading, asked, reported).items():
         if meant != (problem in reported):
             return f"problems_agree: {problem} {'missing' if meant else 'reported'} (meant when {why})"
-    if "bad_args" in reported and all(is_json_object(call.arguments) for call in reading.tool_calls):
+    if "bad_args" in reported and all(isinstance(parsed_object(call.arguments), dict) for call in reading.tool_calls):
         return "problems_agree: bad_args reported, every call's arguments are a JSON object"
     return None

@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 
 from chatparity.model import STRUCTURAL_CHECKS, Message, Reading, Reply, Session, ToolCall, canonical_json
-from harness.compare import compare
+from harness.compare import compare, parsed_object
 from harness.problem_checks import Asked, problems_break
 
 __all__ = ["STRUCTURAL_CHECKS", "Structure", "check_reading", "combined_structure", "tool_schemas"]
@@ -67,17 +67,6 @@ def valid_schema(schema: str) -> bool:
     except jsonschema.exceptions.SchemaError:
         return False
     return True
-
-
-def parsed_object(arguments: str) -> dict[str, Any] | str:
-    """Call arguments as a JSON object, or why they are not one."""
-    try:
-        value = json.loads(arguments)
-    except ValueError as error:
-        return f"not JSON ({error})"
-    if not isinstance(value, dict):
-        return f"a JSON {type(value).__name__}, not an object"
-    return value
 
 
 def arguments_json_break(calls: Sequence[ToolCall]) -> str | None:
