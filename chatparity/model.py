@@ -270,8 +270,9 @@ class Session:
 
 @dataclass(frozen=True)
 class Reply:
-    """A model's reply: finished or partial, where it came from, the message it encodes if known, and the
-    structural checks it breaks on purpose (`exempt`, e.g. a call to a tool that was not offered)."""
+    """A model's reply: finished or partial, where it came from, the message it encodes if known, the
+    structural checks it breaks on purpose (`exempt`, e.g. a call to a tool that was not offered) and the
+    problems it was written to show (`meant_problems`, e.g. unknown_action for that call)."""
 
     text: str
     partial: bool
@@ -280,6 +281,7 @@ class Reply:
     truth: Message | None = field(default=None, compare=False)
     note: str = field(default="", compare=False)
     exempt: tuple[str, ...] = field(default=(), compare=False)
+    meant_problems: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,10 @@ EXEMPT_CHECKS = {
     CallShape.NO_OPENING_WRAPPER: ("no_leakage",),
     CallShape.CALL_IN_THOUGHT: ("no_leakage",),
 }
+MEANT_PROBLEMS = {
+    CallShape.UNKNOWN_NAME: ("unknown_action",),
+    CallShape.MALFORMED_ARGUMENTS: ("bad_args",),
+}
 
 
 @dataclass(frozen=True)
@@ -462,7 +466,8 @@ def call_replies(frame: CallFrame, shapes: tuple[CallShape, ...]) -> tuple[list[
         if written is not None and written.text is not None:
             truth = truth_for(frame, shape, written)
             replies.append(
-                Reply(written.text, False, ORIGIN, shape.value, truth, note, exempt_checks(shape, truth))
+                Reply(written.text, False, ORIGIN, shape.value, truth, note, exempt_checks(shape, truth),
+                      MEANT_PROBLEMS.get(shape, ()))
             )
             continue
         if shape in NATIVE_SHAPES and shape not in COMPOSABLE_SHAPES:
@@ -474,5 +479,6 @@ def call_replies(frame: CallFrame, shapes: tuple[CallShape, ...]) -> tuple[list[
         else:
             why = f"composed: the template's own rendering failed ({written.reason})" if written else note
             truth = composed_truth(frame, shape, one)
-            replies.append(Reply(made, False, ORIGIN, shape.value, truth, why, exempt_checks(shape, truth)))
+            replies.append(Reply(made, False, ORIGIN, shape.value, truth, why, exempt_checks(shape, truth),
+                                 MEANT_PROBLEMS.get(shape, ())))
     return replies, skips

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from chatparity.model import (
+    PROBLEMS,
     STRUCTURAL_CHECKS,
     Message,
     Mode,
@@ -28,7 +29,7 @@ from corpora.turns import generation_prompt, opens_thought
 from templates.index import TemplateEntry, load_index
 
 REQUIRED = ("id", "template", "thinking", "tools", "kwargs", "reply", "partial")
-OPTIONAL = ("messages", "tool_defs", "truth", "note", "exempt")
+OPTIONAL = ("messages", "tool_defs", "truth", "note", "exempt", "meant_problems")
 
 
 class CorpusFileError(ValueError):
@@ -70,6 +71,7 @@ class CorpusLine:
     truth: Message | None
     note: str
     exempt: tuple[str, ...] = ()
+    meant_problems: tuple[str, ...] = ()
 
     @property
     def origin(self) -> str:
@@ -84,7 +86,8 @@ class CorpusLine:
 
     def as_reply(self) -> Reply:
         """The line's reply, named by its id."""
-        return Reply(self.reply, self.partial, self.origin, self.id, self.truth, self.note, self.exempt)
+        return Reply(self.reply, self.partial, self.origin, self.id, self.truth, self.note, self.exempt,
+                     self.meant_problems)
 
 
 def expect(value: Any, kind: type, where: tuple[Path, int, str], what: str) -> Any:
@@ -122,14 +125,14 @@ def read_truth(data: Any, where: tuple[Path, int, str]) -> Message:
     return Message(data.get("content", ""), data.get("reasoning_content", ""), tuple(read))
 
 
-def read_exempt(data: Any, where: tuple[Path, int, str]) -> tuple[str, ...]:
-    """The structural checks a reply breaks on purpose: a list of check names."""
-    names = expect(data, list, where, f"a list of structural checks ({', '.join(STRUCTURAL_CHECKS)})")
-    for index, name in enumerate(names):
-        if name not in STRUCTURAL_CHECKS:
-            expected = f"expected one of {', '.join(STRUCTURAL_CHECKS)}, got {name!r}"
-            raise CorpusFileError(where[0], where[1], f"exempt[{index}]", expected)
-    return tuple(names)
+def read_names(data: Any, where: tuple[Path, int, str], names: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """A list of names drawn from `names` (structural checks a reply breaks, problems it was written to show)."""
+    listed = expect(data, list, where, f"a list of {what} ({', '.join(names)})")
+    for index, name in enumerate(listed):
+        if name not in names:
+            expected = f"expected one of {', '.join(names)}, got {name!r}"
+            raise CorpusFileError(where[0], where[1], f"{where[2]}[{index}]", expected)
+    return tuple(listed)
 
 
 def read_objects(data: Any, where: tuple[Path, int, str], what: str) -> tuple[dict[str, Any], ...]:
@@ -189,7 +192,10 @@ def read_line(path: Path, number: int, text: str) -> CorpusLine:
         partial=expect(data["partial"], bool, at("partial"), "true or false"),
         truth=read_truth(data["truth"], at("truth")) if data.get("truth") is not None else None,
         note=expect(data.get("note", ""), str, at("note"), "a string"),
-        exempt=read_exempt(data["exempt"], at("exempt")) if "exempt" in data else (),
+        exempt=read_names(data["exempt"], at("exempt"), STRUCTURAL_CHECKS, "structural checks")
+        if "exempt" in data else (),
+        meant_problems=read_names(data["meant_problems"], at("meant_problems"), PROBLEMS, "problems")
+        if "meant_problems" in data else (),
     )
 
 

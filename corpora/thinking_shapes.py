@@ -123,7 +123,8 @@ def thinking_replies(frame: ThinkFrame, shapes: tuple[ThinkingShape, ...]) -> tu
             continue
         text, truth = shape_text(frame, shape)
         note = "reply starts inside the thought the prompt opened" if frame.opened else ""
-        replies.append(Reply(text, False, ORIGIN, shape.value, truth, note, exempt_checks(frame, shape, truth)))
+        meant = ("unclosed_think",) if shape is ThinkingShape.UNCLOSED_THOUGHT else ()
+        replies.append(Reply(text, False, ORIGIN, shape.value, truth, note, exempt_checks(frame, shape, truth), meant))
     return replies, skips
 
 

@@ -10,6 +10,7 @@ from harness.compare import parsed_object
 
 MESSAGE_PROBLEMS = ("no_action", "multiple_actions", "prose_before_action")
 REJECTION_PROBLEMS = ("unknown_action",)
+REFUSAL_CAUSES = ("text_after_action", "unknown_action", "bad_args")
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,7 @@ class Asked:
         return cls(bool(session.tools) and session.tool_choice != "none", session.parallel_tool_calls)
 
 
-def meant_problems(reading: Message, asked: Asked, reported: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
+def message_problems(reading: Message, asked: Asked, reported: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
     """For each problem a message decides by itself: whether it should be reported, and why."""
     calls = reading.tool_calls
     return {
@@ -38,12 +39,13 @@ def meant_problems(reading: Message, asked: Asked, reported: tuple[str, ...]) ->
     }
 
 
-def problems_break(reading: Reading, asked: Asked) -> str | None:
+def problems_break(reading: Reading, asked: Asked, meant: tuple[str, ...] = ()) -> str | None:
     """Where the problems reported beside a finished reading (llama.cpp's reading, as the parser matched it)
-    contradict it: a name outside the vocabulary; a rejection without bad_syntax, or with a problem only a
-    message has; a message with bad_syntax or unknown_action, with no_action, multiple_actions or
-    prose_before_action other than its calls, content and the request make them, or with bad_args while
-    every call's arguments are a JSON object."""
+    contradict it or the problems the reply was written to show (`meant`): a name outside the vocabulary; a
+    rejection without bad_syntax, with a problem only a message has, or naming another cause than the meant
+    one; a message without a meant unclosed_think while it reads the thought as reasoning, with bad_syntax or
+    unknown_action, with no_action, multiple_actions or prose_before_action other than its calls, content and
+    the request make them, or with bad_args while every call's arguments are a JSON object."""
     reported = reading.problems or ()
     unknown = [problem for problem in reported if problem not in PROBLEMS]
     if unknown:
@@ -52,13 +54,26 @@ def problems_break(reading: Reading, asked: Asked) -> str | None:
         if "bad_syntax" not in reported:
             return f"problems_agree: a rejection reported without bad_syntax ({', '.join(reported) or 'none'})"
         wrong = [problem for problem in MESSAGE_PROBLEMS if problem in reported]
-        return f"problems_agree: a rejection reported with {wrong[0]}" if wrong else None
+        return f"problems_agree: a rejection reported with {wrong[0]}" if wrong else cause_break(reported, asked, meant)
+    if "unclosed_think" in meant and reading.reasoning_content and "unclosed_think" not in reported:
+        return "problems_agree: unclosed_think missing (meant when the reply's unclosed thought reads as reasoning)"
     for problem in ("bad_syntax", *REJECTION_PROBLEMS):
         if problem in reported:
             return f"problems_agree: an accepted reading reported with {problem}"
-    for problem, (meant, why) in meant_problems(reading, asked, reported).items():
-        if meant != (problem in reported):
-            return f"problems_agree: {problem} {'missing' if meant else 'reported'} (meant when {why})"
+    for problem, (due, why) in message_problems(reading, asked, reported).items():
+        if due != (problem in reported):
+            return f"problems_agree: {problem} {'missing' if due else 'reported'} (meant when {why})"
     if "bad_args" in reported and all(isinstance(parsed_object(call.arguments), dict) for call in reading.tool_calls):
         return "problems_agree: bad_args reported, every call's arguments are a JSON object"
     return None
+
+
+def cause_break(reported: tuple[str, ...], asked: Asked, meant: tuple[str, ...]) -> str | None:
+    """Where a rejection of a reply written with a cause of refusal (`meant`: an unknown tool, broken
+    arguments), under a request that lets it call tools, names causes without that one (naming none is not
+    judged; a reply may be refused for more than its written cause, so others may be named beside it)."""
+    causes = [problem for problem in REFUSAL_CAUSES if problem in reported]
+    missing = [problem for problem in REFUSAL_CAUSES if problem in meant and problem not in causes]
+    if not asked.calls or not causes or not missing:
+        return None
+    return f"problems_agree: a rejection reported with {', '.join(causes)} (meant {missing[0]})"

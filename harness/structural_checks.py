@@ -187,7 +187,7 @@ def check_reading(
     if not isinstance(reading, Message):
         if not problems_judged(reading, reply, reference) or "problems_agree" in reply.exempt:
             return Structure()
-        found = problems_break(reading, asked)
+        found = problems_break(reading, asked, reply.meant_problems)
         return Structure(problems_agree=found is None, detail=found or "")
     applies = judged(reading, reply, reference)
     wanted = [marker for marker in dict.fromkeys(markers) if marker]
@@ -198,7 +198,7 @@ def check_reading(
         else None,
         "no_leakage": leakage_break(reading, reply.truth, wanted) if applies["no_leakage"] else None,
         "parallel_order": parallel_order_break(reading, reply) if applies["parallel_order"] else None,
-        "problems_agree": problems_break(reading, asked) if applies["problems_agree"] else None,
+        "problems_agree": problems_break(reading, asked, reply.meant_problems) if applies["problems_agree"] else None,
     }
     return Structure(
         **{check: (breaks[check] is None) if applies[check] else None for check in STRUCTURAL_CHECKS},

@@ -76,6 +76,47 @@ def test_problems_the_reading_makes_hold_the_check(reading: Message | Rejection,
     assert problems_break(reading, asked) is None
 
 
+@pytest.mark.parametrize(
+    ("reading", "meant", "asked", "broken"),
+    [
+        (Message("Hi.", "Hmm", problems=("no_action",)), ("unclosed_think",), ASKED, "unclosed_think missing"),
+        (Rejection("no", problems=("bad_syntax", "text_after_action")), ("unknown_action",), ASKED,
+         "with text_after_action (meant unknown_action)"),
+        (Rejection("no", problems=("bad_syntax", "unknown_action")), ("bad_args",), ASKED, "(meant bad_args)"),
+    ],
+)
+def test_problems_that_miss_what_the_reply_was_written_to_show_break_the_check(
+    reading: Message | Rejection, meant: tuple[str, ...], asked: Asked, broken: str
+) -> None:
+    assert problems_break(reading, asked) is None
+    found = problems_break(reading, asked, meant)
+    assert found is not None and broken in found
+
+
+@pytest.mark.parametrize(
+    ("reading", "meant", "asked"),
+    [
+        (Message("Hmm", problems=("no_action",)), ("unclosed_think",), ASKED),
+        (Message("Hi.", "Hmm", problems=("no_action", "unclosed_think")), ("unclosed_think",), ASKED),
+        (Rejection("no", problems=("bad_syntax",)), ("unknown_action",), ASKED),
+        (Rejection("no", problems=("bad_syntax", "unknown_action", "text_after_action")), ("unknown_action",), ASKED),
+        (Rejection("no", problems=("bad_syntax", "text_after_action")), ("bad_args",), Asked(False, False)),
+    ],
+)
+def test_a_meant_problem_is_judged_only_where_the_reading_shows_it(
+    reading: Message | Rejection, meant: tuple[str, ...], asked: Asked
+) -> None:
+    assert problems_break(reading, asked, meant) is None
+
+
+def test_the_shapes_written_with_a_problem_carry_it_and_the_check_reads_it() -> None:
+    meant = Reply("text", False, "test", "shape", None, "", (), ("unknown_action",))
+    wrong = Rejection("no", problems=("bad_syntax", "bad_args"))
+    assert check_reading(wrong, meant, SCHEMAS, (), ASKED, Rejection("oracle: no")).problems_agree is False
+    assert check_reading(wrong, reply(), SCHEMAS, (), ASKED, Rejection("oracle: no")).problems_agree is True
+    assert meant == reply(), "meant problems do not change which reply it is"
+
+
 def test_problems_are_judged_only_on_a_finished_reading_that_matches_llama_cpp() -> None:
     silent = Message("Hi.", problems=())
     assert agreement(silent, Message("Hi.")) is False

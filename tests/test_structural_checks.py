@@ -298,6 +298,18 @@ def test_a_corpus_file_line_marks_the_checks_its_reply_breaks_on_purpose(tmp_pat
         read_line(tmp_path / "c.jsonl", 1, json.dumps({**line, "exempt": ["schema"]}))
 
 
+def test_a_corpus_file_line_names_the_problems_its_reply_was_written_to_show(tmp_path: Path) -> None:
+    line = {"id": "x", "template": "t.jinja", "thinking": False, "tools": "auto", "kwargs": {}, "reply": "r"}
+    line["partial"] = False
+    read = read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": ["unknown_action"]}))
+    assert read.as_reply().meant_problems == ("unknown_action",)
+    assert read_line(tmp_path / "c.jsonl", 7, json.dumps(line)).as_reply().meant_problems == ()
+    with pytest.raises(CorpusFileError, match="c.jsonl:7: field 'meant_problems\\[1\\]'.*got 'unknown'"):
+        read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": ["bad_args", "unknown"]}))
+    with pytest.raises(CorpusFileError, match="'meant_problems'.*expected a list of problems"):
+        read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": "bad_args"}))
+
+
 def test_a_tool_without_a_valid_schema_has_only_its_name_checked() -> None:
     tools = ({"type": "function", "function": {"name": "odd", "parameters": {"type": "nonsense"}}},)
     session = dataclasses.replace(SESSION, tool_defs=tools)
