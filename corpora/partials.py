@@ -23,6 +23,9 @@ class CutPoint(str, Enum):
     PAST_ARGUMENT = "past_argument_value"
 
 
+MEANT_AT = {CutPoint.IN_THOUGHT: ("unclosed_think",), CutPoint.IN_ARGUMENTS: ("cut_off",)}
+
+
 @dataclass(frozen=True)
 class Landmarks:
     """The strings a reply is cut at: the template's markers, thought texts, tool names, argument values."""
@@ -89,6 +92,6 @@ def partial_replies(sources: list[tuple[Reply, tuple[CutPoint, ...]]], marks: La
                 continue
             out.append(Reply(
                 source.text[:offset], True, ORIGIN, f"{source.origin}:{source.shape}@{point.value}", None,
-                f"cut at {offset} of {len(source.text)}", source.exempt,
+                f"cut at {offset} of {len(source.text)}", source.exempt, MEANT_AT.get(point, ()),
             ))
     return out

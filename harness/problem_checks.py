@@ -39,24 +39,26 @@ def message_problems(reading: Message, asked: Asked, reported: tuple[str, ...]) 
     }
 
 
-def problems_break(reading: Reading, asked: Asked, meant: tuple[str, ...] = ()) -> str | None:
-    """Where the problems reported beside a finished reading (llama.cpp's reading, as the parser matched it)
-    contradict it or the problems the reply was written to show (`meant`): a name outside the vocabulary; a
-    rejection without bad_syntax, with a problem only a message has, or naming another cause than the meant
-    one; a message without a meant unclosed_think while it reads the thought as reasoning, with bad_syntax or
+def problems_break(reading: Reading, asked: Asked, meant: tuple[str, ...] = (), partial: bool = False) -> str | None:
+    """Where the problems reported beside a whole reading (llama.cpp's reading, as the parser matched it) of a
+    finished or cut (`partial`) reply contradict it or the problems the reply was written to show (`meant`): a
+    name outside the vocabulary; a rejection (or the empty message llama.cpp reads a cut reply it cannot parse
+    as, reported with bad_syntax) without bad_syntax, with a problem only a message has, or naming another cause
+    than the meant one; a message without a meant problem it shows (see written_break), with bad_syntax or
     unknown_action, with no_action, multiple_actions or prose_before_action other than its calls, content and
     the request make them, or with bad_args while every call's arguments are a JSON object."""
     reported = reading.problems or ()
     unknown = [problem for problem in reported if problem not in PROBLEMS]
     if unknown:
         return f"problems_agree: {unknown[0]!r} is not a problem ({', '.join(PROBLEMS)})"
-    if isinstance(reading, Rejection):
+    if isinstance(reading, Rejection) or (partial and "bad_syntax" in reported and reading == Message()):
         if "bad_syntax" not in reported:
             return f"problems_agree: a rejection reported without bad_syntax ({', '.join(reported) or 'none'})"
         wrong = [problem for problem in MESSAGE_PROBLEMS if problem in reported]
         return f"problems_agree: a rejection reported with {wrong[0]}" if wrong else cause_break(reported, asked, meant)
-    if "unclosed_think" in meant and reading.reasoning_content and "unclosed_think" not in reported:
-        return "problems_agree: unclosed_think missing (meant when the reply's unclosed thought reads as reasoning)"
+    written = written_break(reading, reported, meant, partial)
+    if written:
+        return written
     for problem in ("bad_syntax", *REJECTION_PROBLEMS):
         if problem in reported:
             return f"problems_agree: an accepted reading reported with {problem}"
@@ -77,3 +79,18 @@ def cause_break(reported: tuple[str, ...], asked: Asked, meant: tuple[str, ...])
     if not asked.calls or not causes or not missing:
         return None
     return f"problems_agree: a rejection reported with {', '.join(causes)} (meant {missing[0]})"
+
+
+def written_break(reading: Message, reported: tuple[str, ...], meant: tuple[str, ...], partial: bool) -> str | None:
+    """Where a message does not report a problem its reply was written to show while the reading shows it: an
+    unclosed thought read as reasoning reports unclosed_think (and cut_off, when the reply was cut inside it); a
+    reply cut inside a call's arguments, read with that call, reports cut_off."""
+    due = []
+    if "unclosed_think" in meant and reading.reasoning_content:
+        due += ["unclosed_think", "cut_off"] if partial else ["unclosed_think"]
+    if "cut_off" in meant and reading.tool_calls:
+        due.append("cut_off")
+    missing = [problem for problem in due if problem not in reported]
+    if not missing:
+        return None
+    return f"problems_agree: {missing[0]} missing (meant: the reply was written or cut to show it, and reads so)"

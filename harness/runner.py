@@ -375,7 +375,8 @@ class SessionRunner:
         name: str,
         markers: tuple[str, ...],
     ) -> Row:
-        """A streamed row: every stream of the chunking read, its final compared, its invariants checked."""
+        """A streamed row: every stream of the chunking read, its final compared, its invariants checked (a cut
+        reply's final is its last snapshot, whose problems are not judged: only a whole read reports them)."""
         final, partials = run.oracle_final, run.oracle_partials
         tokens = run.tokens if chunkings.needs_tokens(name) else None
         for failed in (final, partials, tokens):
@@ -416,7 +417,8 @@ class SessionRunner:
             found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
             verdicts.append(found.labelled(label) if label else found)
             reference = server_final(expected, final, reply.partial)
-            structures.append(self.case_structure(run, read.final, reference).labelled(label))
+            judged_final = dataclasses.replace(read.final, problems=None) if reply.partial else read.final
+            structures.append(self.case_structure(run, judged_final, reference).labelled(label))
             oracle_structures.append(self.case_structure(run, reference).labelled(label))
             if first is None or (first.outcome == Outcome.MATCH.value and compare(reference, read.final)):
                 first = self.judged(run, name, reference, read.final, label)

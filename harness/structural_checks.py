@@ -154,7 +154,7 @@ def parallel_order_break(reading: Message, reply: Reply) -> str | None:
 def judged(reading: Message, reply: Reply, reference: Reading | None) -> dict[str, bool]:
     """Which checks apply to a reading of this reply: none that the reply breaks on purpose; the call checks
     only where there are calls, and not on a cut reply (its last call may be unfinished); problems_agree only
-    where the parser reports problems and its reading of a finished reply matches llama.cpp's `reference`."""
+    where the parser reports problems and its reading matches llama.cpp's `reference`."""
     calls = bool(reading.tool_calls) and not reply.partial
     truth_calls = reply.truth is not None and len(reply.truth.tool_calls) >= 2
     applies = {
@@ -168,10 +168,9 @@ def judged(reading: Message, reply: Reply, reference: Reading | None) -> dict[st
 
 
 def problems_judged(reading: Reading, reply: Reply, reference: Reading | None) -> bool:
-    """Whether the problems beside a reading are judged: the parser reports them, the reply is finished and the
-    reading matches llama.cpp's."""
-    return (reading.problems is not None and not reply.partial and reference is not None
-            and compare(reference, reading) is None)
+    """Whether the problems beside a reading are judged: the parser reports them and its reading (of a finished
+    or a cut reply) matches llama.cpp's."""
+    return reading.problems is not None and reference is not None and compare(reference, reading) is None
 
 
 def check_reading(
@@ -187,7 +186,7 @@ def check_reading(
     if not isinstance(reading, Message):
         if not problems_judged(reading, reply, reference) or "problems_agree" in reply.exempt:
             return Structure()
-        found = problems_break(reading, asked, reply.meant_problems)
+        found = problems_break(reading, asked, reply.meant_problems, reply.partial)
         return Structure(problems_agree=found is None, detail=found or "")
     applies = judged(reading, reply, reference)
     wanted = [marker for marker in dict.fromkeys(markers) if marker]
@@ -198,7 +197,7 @@ def check_reading(
         else None,
         "no_leakage": leakage_break(reading, reply.truth, wanted) if applies["no_leakage"] else None,
         "parallel_order": parallel_order_break(reading, reply) if applies["parallel_order"] else None,
-        "problems_agree": problems_break(reading, asked, reply.meant_problems) if applies["problems_agree"] else None,
+        "problems_agree": problems_break(reading, asked, reply.meant_problems, reply.partial) if applies["problems_agree"] else None,
     }
     return Structure(
         **{check: (breaks[check] is None) if applies[check] else None for check in STRUCTURAL_CHECKS},

@@ -229,6 +229,8 @@ def test_partial_replies_are_flagged_and_named_for_their_cut() -> None:
         "toolcall:text_after_call@in_call_name", "toolcall:text_after_call@in_arguments",
         "toolcall:text_after_call@past_argument_value"}
     assert all(reply.partial and HERMES_CALL.startswith(reply.text) and reply.text for reply in cuts)
+    meant = {reply.shape.rsplit("@", 1)[1]: reply.meant_problems for reply in cuts}
+    assert meant["in_arguments"] == ("cut_off",) and meant["in_call_name"] == meant["after_marker"] == ()
 
 
 def test_fuzz_is_seeded_and_bounded() -> None:

@@ -109,6 +109,38 @@ def test_a_meant_problem_is_judged_only_where_the_reading_shows_it(
     assert problems_break(reading, asked, meant) is None
 
 
+@pytest.mark.parametrize(
+    ("reading", "meant", "broken"),
+    [
+        (Message("", "Hmm", problems=("unclosed_think",)), ("unclosed_think",), "cut_off missing"),
+        (Message("", "Hmm", problems=("cut_off",)), ("unclosed_think",), "unclosed_think missing"),
+        (Message(tool_calls=(ToolCall("get_weather", '{"city": "R'),)), ("cut_off",), "cut_off missing"),
+        (Message(problems=("bad_syntax", "no_action")), (), "a rejection reported with no_action"),
+        (Message("Hi.", problems=("bad_syntax",)), (), "accepted reading reported with bad_syntax"),
+    ],
+)
+def test_a_cut_reply_reports_what_its_cut_leaves_open(
+    reading: Message, meant: tuple[str, ...], broken: str
+) -> None:
+    found = problems_break(reading, ASKED, meant, partial=True)
+    assert found is not None and broken in found
+
+
+@pytest.mark.parametrize(
+    ("reading", "meant"),
+    [
+        (Message("", "Hmm", problems=("unclosed_think", "cut_off")), ("unclosed_think",)),
+        (Message("Hmm", problems=("no_action",)), ("unclosed_think",)),
+        (Message(tool_calls=(ToolCall("get_weather", '{"city": "R'),), problems=("cut_off",)), ("cut_off",)),
+        (Message(problems=("cut_off",)), ("cut_off",)),
+        (Message(problems=("bad_syntax",)), ()),
+        (Message(problems=("bad_syntax", "unknown_action")), ()),
+    ],
+)
+def test_a_cut_reply_is_held_to_what_its_reading_shows(reading: Message, meant: tuple[str, ...]) -> None:
+    assert problems_break(reading, ASKED, meant, partial=True) is None
+
+
 def test_the_shapes_written_with_a_problem_carry_it_and_the_check_reads_it() -> None:
     meant = Reply("text", False, "test", "shape", None, "", (), ("unknown_action",))
     wrong = Rejection("no", problems=("bad_syntax", "bad_args"))
@@ -117,11 +149,11 @@ def test_the_shapes_written_with_a_problem_carry_it_and_the_check_reads_it() -> 
     assert meant == reply(), "meant problems do not change which reply it is"
 
 
-def test_problems_are_judged_only_on_a_finished_reading_that_matches_llama_cpp() -> None:
+def test_problems_are_judged_only_on_a_reading_that_matches_llama_cpp() -> None:
     silent = Message("Hi.", problems=())
     assert agreement(silent, Message("Hi.")) is False
     assert agreement(silent, Message("Hello.")) is None
-    assert agreement(silent, Message("Hi."), partial=True) is None
+    assert agreement(silent, Message("Hi."), partial=True) is False
     assert agreement(silent, None) is None
     assert agreement(Message("Hi."), Message("Hi.")) is None
     assert agreement(Rejection("no", problems=()), Rejection("oracle: no")) is False

@@ -34,6 +34,16 @@ LINES = (
         "reply": "Hello.",
         "partial": False,
     },
+    {
+        "id": "structure-cut",
+        "template": QWEN3,
+        "thinking": True,
+        "tools": "auto",
+        "kwargs": {},
+        "reply": "<think>\nWeather.\n</think>\n\n" + CALL[:CALL.index("Rio") + 2],
+        "partial": True,
+        "meant_problems": ["cut_off"],
+    },
 )
 
 
@@ -103,6 +113,8 @@ def test_problems_that_disagree_with_the_reading_fail_the_gate(
     assert clean[("Hello.", "whole")] == clean[("Hello.", "char")] == (1, None)
     assert silent[("Hello.", "whole")] == (0, None) and silent[("Hello.", "char")] == (1, None)
     assert silent[("_call>", "whole")] == (1, None)
+    assert clean[('": "Ri', "whole")] == (1, None) and clean[('": "Ri', "char")] == (None, None)
+    assert silent[('": "Ri', "whole")] == (0, None)
     assert cli.main(["gate", "--baseline", str(runs["baseline"]), str(runs["silent"]), *OTHER_PARSER]) == 1
     printed = capsys.readouterr().out
     assert "REGRESSIONS" in printed and "match !problems_agree" in printed
