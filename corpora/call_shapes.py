@@ -346,8 +346,8 @@ class CallFrame:
 
 
 def json_forms(body: str) -> str:
-    """A written call with its string Rio as `"Rio\\/Lima"` in JSON's quotes or `'Rio\\/L\\'Aquila'` in Python's, and
-    its integer 4, JSON or bare, as `-0.45e+1`."""
+    """A written call with its string Rio as `"Rio\\/Lima"` in JSON's quotes or `'Rio\\/L\\'Aquila'` in
+    Python's, and its integer 4, JSON or bare, as `-0.45e+1`."""
     slashed = body.replace('"Rio"', '"Rio\\/Lima"', 1)
     if slashed == body:
         slashed = body.replace("'Rio'", "'Rio\\/L\\'Aquila'", 1)

@@ -126,7 +126,7 @@ def read_truth(data: Any, where: tuple[Path, int, str]) -> Message:
 
 
 def read_names(data: Any, where: tuple[Path, int, str], names: tuple[str, ...], what: str) -> tuple[str, ...]:
-    """A list of names drawn from `names` (structural checks a reply breaks, problems it was written to show)."""
+    """A list of names drawn from `names` (checks a reply breaks, problems it was written to show)."""
     listed = expect(data, list, where, f"a list of {what} ({', '.join(names)})")
     for index, name in enumerate(listed):
         if name not in names:

@@ -30,6 +30,7 @@ class ThinkingShape(str, Enum):
 
 
 OUT_OF_PLACE_TAGS = (ThinkingShape.BARE_END_TAG, ThinkingShape.START_AFTER_TEXT, ThinkingShape.SECOND_END_TAG)
+MEANT_PROBLEMS = {ThinkingShape.UNCLOSED_THOUGHT: ("unclosed_think",)}
 QUICK_SHAPES = (
     ThinkingShape.LEADING_THOUGHT,
     ThinkingShape.BARE_END_TAG,
@@ -123,8 +124,8 @@ def thinking_replies(frame: ThinkFrame, shapes: tuple[ThinkingShape, ...]) -> tu
             continue
         text, truth = shape_text(frame, shape)
         note = "reply starts inside the thought the prompt opened" if frame.opened else ""
-        meant = ("unclosed_think",) if shape is ThinkingShape.UNCLOSED_THOUGHT else ()
-        replies.append(Reply(text, False, ORIGIN, shape.value, truth, note, exempt_checks(frame, shape, truth), meant))
+        exempt, meant = exempt_checks(frame, shape, truth), MEANT_PROBLEMS.get(shape, ())
+        replies.append(Reply(text, False, ORIGIN, shape.value, truth, note, exempt, meant))
     return replies, skips
 
 

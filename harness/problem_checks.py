@@ -26,7 +26,9 @@ class Asked:
         return cls(bool(session.tools) and session.tool_choice != "none", session.parallel_tool_calls)
 
 
-def message_problems(reading: Message, asked: Asked, reported: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
+def message_problems(
+    reading: Message, asked: Asked, reported: tuple[str, ...]
+) -> dict[str, tuple[bool, str]]:
     """For each problem a message decides by itself: whether it should be reported, and why."""
     calls = reading.tool_calls
     return {
@@ -39,14 +41,17 @@ def message_problems(reading: Message, asked: Asked, reported: tuple[str, ...]) 
     }
 
 
-def problems_break(reading: Reading, asked: Asked, meant: tuple[str, ...] = (), partial: bool = False) -> str | None:
-    """Where the problems reported beside a whole reading (llama.cpp's reading, as the parser matched it) of a
-    finished or cut (`partial`) reply contradict it or the problems the reply was written to show (`meant`): a
-    name outside the vocabulary; a rejection (or the empty message llama.cpp reads a cut reply it cannot parse
-    as, reported with bad_syntax) without bad_syntax, with a problem only a message has, or naming another cause
-    than the meant one; a message without a meant problem it shows (see written_break), with bad_syntax or
-    unknown_action, with no_action, multiple_actions or prose_before_action other than its calls, content and
-    the request make them, or with bad_args while every call's arguments are a JSON object."""
+def problems_break(
+    reading: Reading, asked: Asked, meant: tuple[str, ...] = (), partial: bool = False
+) -> str | None:
+    """Where the problems reported beside a whole reading (llama.cpp's reading, as the parser matched it) of
+    a finished or cut (`partial`) reply contradict it or the problems the reply was written to show (`meant`):
+    a name outside the vocabulary; a rejection (or the empty message llama.cpp reads a cut reply it cannot
+    parse as, reported with bad_syntax) without bad_syntax, with a problem only a message has, or naming
+    another cause than the meant one; a message without a meant problem it shows (see written_break), with
+    bad_syntax or unknown_action, with no_action, multiple_actions or prose_before_action other than its
+    calls, content and the request make them, or with bad_args while every call's arguments are a JSON
+    object."""
     reported = reading.problems or ()
     unknown = [problem for problem in reported if problem not in PROBLEMS]
     if unknown:
@@ -55,7 +60,9 @@ def problems_break(reading: Reading, asked: Asked, meant: tuple[str, ...] = (), 
         if "bad_syntax" not in reported:
             return f"problems_agree: a rejection reported without bad_syntax ({', '.join(reported) or 'none'})"
         wrong = [problem for problem in MESSAGE_PROBLEMS if problem in reported]
-        return f"problems_agree: a rejection reported with {wrong[0]}" if wrong else cause_break(reported, asked, meant)
+        if wrong:
+            return f"problems_agree: a rejection reported with {wrong[0]}"
+        return cause_break(reported, asked, meant)
     written = written_break(reading, reported, meant, partial)
     if written:
         return written
@@ -81,10 +88,12 @@ def cause_break(reported: tuple[str, ...], asked: Asked, meant: tuple[str, ...])
     return f"problems_agree: a rejection reported with {', '.join(causes)} (meant {missing[0]})"
 
 
-def written_break(reading: Message, reported: tuple[str, ...], meant: tuple[str, ...], partial: bool) -> str | None:
-    """Where a message does not report a problem its reply was written to show while the reading shows it: an
-    unclosed thought read as reasoning reports unclosed_think (and cut_off, when the reply was cut inside it); a
-    reply cut inside a call's arguments, read with that call, reports cut_off."""
+def written_break(
+    reading: Message, reported: tuple[str, ...], meant: tuple[str, ...], partial: bool
+) -> str | None:
+    """Where a message does not report a problem its reply was written to show while the reading shows it:
+    an unclosed thought read as reasoning reports unclosed_think (and cut_off, when the reply was cut inside
+    it); a reply cut inside a call's arguments, read with that call, reports cut_off."""
     due = []
     if "unclosed_think" in meant and reading.reasoning_content:
         due += ["unclosed_think", "cut_off"] if partial else ["unclosed_think"]
@@ -93,4 +102,5 @@ def written_break(reading: Message, reported: tuple[str, ...], meant: tuple[str,
     missing = [problem for problem in due if problem not in reported]
     if not missing:
         return None
-    return f"problems_agree: {missing[0]} missing (meant: the reply was written or cut to show it, and reads so)"
+    shown = "the reply was written or cut to show it and reads so"
+    return f"problems_agree: {missing[0]} missing (meant: {shown})"

@@ -375,8 +375,9 @@ class SessionRunner:
         name: str,
         markers: tuple[str, ...],
     ) -> Row:
-        """A streamed row: every stream of the chunking read, its final compared, its invariants checked (a cut
-        reply's final is its last snapshot, whose problems are not judged: only a whole read reports them)."""
+        """A streamed row: every stream of the chunking read, its final compared, its invariants checked (a
+        cut reply's final is its last snapshot, whose problems are not judged: only a whole read reports
+        them)."""
         final, partials = run.oracle_final, run.oracle_partials
         tokens = run.tokens if chunkings.needs_tokens(name) else None
         for failed in (final, partials, tokens):

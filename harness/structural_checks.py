@@ -168,9 +168,14 @@ def judged(reading: Message, reply: Reply, reference: Reading | None) -> dict[st
 
 
 def problems_judged(reading: Reading, reply: Reply, reference: Reading | None) -> bool:
-    """Whether the problems beside a reading are judged: the parser reports them and its reading (of a finished
-    or a cut reply) matches llama.cpp's."""
+    """Whether the problems beside a reading are judged: the parser reports them and its reading (of a
+    finished or a cut reply) matches llama.cpp's."""
     return reading.problems is not None and reference is not None and compare(reference, reading) is None
+
+
+def reply_problems_break(reading: Reading, reply: Reply, asked: Asked) -> str | None:
+    """problems_break for a reading of this reply: the problems it was written to show, finished or cut."""
+    return problems_break(reading, asked, reply.meant_problems, reply.partial)
 
 
 def check_reading(
@@ -186,7 +191,7 @@ def check_reading(
     if not isinstance(reading, Message):
         if not problems_judged(reading, reply, reference) or "problems_agree" in reply.exempt:
             return Structure()
-        found = problems_break(reading, asked, reply.meant_problems, reply.partial)
+        found = reply_problems_break(reading, reply, asked)
         return Structure(problems_agree=found is None, detail=found or "")
     applies = judged(reading, reply, reference)
     wanted = [marker for marker in dict.fromkeys(markers) if marker]
@@ -197,7 +202,7 @@ def check_reading(
         else None,
         "no_leakage": leakage_break(reading, reply.truth, wanted) if applies["no_leakage"] else None,
         "parallel_order": parallel_order_break(reading, reply) if applies["parallel_order"] else None,
-        "problems_agree": problems_break(reading, asked, reply.meant_problems, reply.partial) if applies["problems_agree"] else None,
+        "problems_agree": reply_problems_break(reading, reply, asked) if applies["problems_agree"] else None,
     }
     return Structure(
         **{check: (breaks[check] is None) if applies[check] else None for check in STRUCTURAL_CHECKS},

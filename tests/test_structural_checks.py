@@ -288,9 +288,14 @@ def test_the_diff_counts_the_structural_breaks_of_each_run(tmp_path: Path) -> No
     assert "Structural checks the parser breaks" in diff_markdown(diff, "base", "head")
 
 
+def bare_line() -> dict[str, object]:
+    """A corpus file line with only the required fields."""
+    return {"id": "x", "template": "t.jinja", "thinking": False, "tools": "auto", "kwargs": {}, "reply": "r",
+            "partial": False}
+
+
 def test_a_corpus_file_line_marks_the_checks_its_reply_breaks_on_purpose(tmp_path: Path) -> None:
-    line = {"id": "x", "template": "t.jinja", "thinking": False, "tools": "auto", "kwargs": {}, "reply": "r"}
-    line["partial"] = False
+    line = bare_line()
     read = read_line(tmp_path / "c.jsonl", 1, json.dumps({**line, "exempt": ["arguments_schema"]}))
     assert read.as_reply().exempt == ("arguments_schema",)
     assert read_line(tmp_path / "c.jsonl", 1, json.dumps(line)).as_reply().exempt == ()
@@ -299,8 +304,7 @@ def test_a_corpus_file_line_marks_the_checks_its_reply_breaks_on_purpose(tmp_pat
 
 
 def test_a_corpus_file_line_names_the_problems_its_reply_was_written_to_show(tmp_path: Path) -> None:
-    line = {"id": "x", "template": "t.jinja", "thinking": False, "tools": "auto", "kwargs": {}, "reply": "r"}
-    line["partial"] = False
+    line = bare_line()
     read = read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": ["unknown_action"]}))
     assert read.as_reply().meant_problems == ("unknown_action",)
     assert read_line(tmp_path / "c.jsonl", 7, json.dumps(line)).as_reply().meant_problems == ()
