@@ -420,6 +420,8 @@ class Row:
     clean: int | None = None
     snapshot_parity: int | None = None
     stream_detail: str = ""
+    clean_breaks: int | None = None
+    parity_breaks: int | None = None
     arguments_json: int | None = None
     arguments_schema: int | None = None
     no_leakage: int | None = None

@@ -433,7 +433,8 @@ class SessionRunner:
 
 
 def combined(verdicts: Sequence[StreamVerdict]) -> dict[str, Any]:
-    """The stream columns of a row: each invariant held in every stream; the first broken one named."""
+    """The stream columns of a row: each invariant held in every stream; the first broken one named; how many
+    snapshots break `clean` and `snapshot_parity` in all its streams."""
 
     def every(values: list[bool | None]) -> int | None:
         known = [value for value in values if value is not None]
@@ -445,4 +446,10 @@ def combined(verdicts: Sequence[StreamVerdict]) -> dict[str, Any]:
         "clean": every([v.clean for v in verdicts]),
         "snapshot_parity": every([v.snapshot_parity for v in verdicts]),
         "stream_detail": next((v.detail for v in verdicts if v.detail), ""),
+        "clean_breaks": sum(v.clean_breaks for v in verdicts) if verdicts else None,
+        "parity_breaks": (
+            sum(v.parity_breaks for v in verdicts)
+            if any(v.snapshot_parity is not None for v in verdicts)
+            else None
+        ),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -13,23 +14,32 @@ from harness.compare import compare, excerpt, first_difference
 
 @dataclass(frozen=True)
 class StreamVerdict:
-    """Which invariants held for a stream, and the first one that broke ('' when none)."""
+    """Which invariants held for a stream, the first one that broke ('' when none), and how many snapshots
+    break `clean` and `snapshot_parity`."""
 
     consistent: bool | None
     monotonic: bool
     clean: bool
     snapshot_parity: bool | None
     detail: str = ""
+    clean_breaks: int = 0
+    parity_breaks: int = 0
 
     def labelled(self, label: str) -> StreamVerdict:
         """The same verdict with `label` (e.g. the cut point) after its detail."""
-        return StreamVerdict(
-            self.consistent,
-            self.monotonic,
-            self.clean,
-            self.snapshot_parity,
-            f"{self.detail} ({label})" if self.detail else "",
-        )
+        return dataclasses.replace(self, detail=f"{self.detail} ({label})" if self.detail else "")
+
+
+@dataclass(frozen=True)
+class Breaks:
+    """The snapshots of a stream that break one check: the first one described, and how many."""
+
+    first: str | None = None
+    count: int = 0
+
+    def add(self, detail: str) -> Breaks:
+        """These breaks and one more, described by `detail`."""
+        return Breaks(self.first or detail, self.count + 1)
 
 
 def retraction(previous: Message, current: Message) -> str | None:
@@ -107,16 +117,18 @@ def leak(shown: str, kept: str, markers: Sequence[str], checked: int = 0) -> str
     return None
 
 
-def clean_break(
+def clean_breaks(
     snapshots: Sequence[Reading], ends: Sequence[int], final: Reading, markers: Sequence[str]
-) -> str | None:
-    """The first snapshot whose content or reasoning shows a template marker or the start of one."""
+) -> Breaks:
+    """The snapshots whose content or reasoning shows a template marker or the start of one."""
     reference = final if isinstance(final, Message) else Message()
     wanted = tuple(marker for marker in dict.fromkeys(markers) if marker)
     previous = {"content": "", "reasoning_content": ""}
+    breaks = Breaks()
     for reading, end in zip(snapshots, ends):
         if not isinstance(reading, Message):
             continue
+        leaks = []
         for field in ("content", "reasoning_content"):
             shown, before = getattr(reading, field), previous[field]
             if shown == before:
@@ -125,14 +137,17 @@ def clean_break(
             checked = len(before) if shown.startswith(before) else 0
             found = leak(shown, getattr(reference, field), wanted, checked)
             if found:
-                return f"clean: {field} shows {found} (after prefix {end})"
-    return None
+                leaks.append(f"clean: {field} shows {found} (after prefix {end})")
+        if leaks:
+            breaks = breaks.add(leaks[0])
+    return breaks
 
 
-def parity_break(
+def parity_breaks(
     snapshots: Sequence[Reading], ends: Sequence[int], oracle_partials: Mapping[int, Reading]
-) -> str | None:
-    """The first snapshot that differs from the oracle's partial read of the same prefix."""
+) -> Breaks:
+    """The snapshots that differ from the oracle's partial read of the same prefix."""
+    breaks = Breaks()
     for reading, end in zip(snapshots, ends):
         expected = oracle_partials[end]
         if expected == reading and (
@@ -141,8 +156,8 @@ def parity_break(
             continue
         found = compare(expected, reading)
         if found:
-            return f"snapshot_parity: after prefix {end}: {found.detail}"
-    return None
+            breaks = breaks.add(f"snapshot_parity: after prefix {end}: {found.detail}")
+    return breaks
 
 
 def check_stream(
@@ -161,13 +176,15 @@ def check_stream(
             f"consistent: stream ends differently from the whole read: {found.detail}" if found else None
         )
     retracted = monotonic_break(snapshots, ends, final)
-    leaked = clean_break(snapshots, ends, final, markers)
-    unequal = parity_break(snapshots, ends, oracle_partials) if oracle_partials is not None else None
-    broken = [found for found in (inconsistent, retracted, leaked, unequal) if found]
+    leaked = clean_breaks(snapshots, ends, final, markers)
+    unequal = parity_breaks(snapshots, ends, oracle_partials) if oracle_partials is not None else Breaks()
+    broken = [found for found in (inconsistent, retracted, leaked.first, unequal.first) if found]
     return StreamVerdict(
         consistent=None if whole is None else inconsistent is None,
         monotonic=retracted is None,
-        clean=leaked is None,
-        snapshot_parity=None if oracle_partials is None else unequal is None,
+        clean=leaked.count == 0,
+        snapshot_parity=None if oracle_partials is None else unequal.count == 0,
         detail=broken[0] if broken else "",
+        clean_breaks=leaked.count,
+        parity_breaks=unequal.count,
     )

@@ -58,24 +58,46 @@ class RunDiff:
         return self.rows[self.rows["change"] == change.value]
 
 
+def label_checks(label: str) -> dict[str, int | None]:
+    """The checks an outcome label breaks, each with how many snapshots break it (None: not counted):
+    'match !clean=2,monotonic' -> {'clean': 2, 'monotonic': None}."""
+    _, _, broken = label.partition(" !")
+    checks: dict[str, int | None] = {}
+    for item in broken.split(",") if broken else []:
+        check, _, count = item.partition("=")
+        checks[check] = int(count) if count else None
+    return checks
+
+
 def split_label(label: str) -> tuple[str, frozenset[str]]:
-    """An outcome label's outcome and the stream checks it breaks: 'match !clean' -> ('match', {'clean'})."""
-    outcome, _, broken = label.partition(" !")
-    return outcome, frozenset(broken.split(",")) if broken else frozenset()
+    """An outcome label's outcome and the checks it breaks: 'match !clean=2' -> ('match', {'clean'})."""
+    return label.partition(" !")[0], frozenset(label_checks(label))
+
+
+def more_breaks(base: dict[str, int | None], head: dict[str, int | None]) -> bool:
+    """Whether a check breaks in the head that did not in the base, or in more snapshots (both counted)."""
+    return any(
+        check not in base or (count is not None and base[check] is not None and count > base[check])
+        for check, count in head.items()
+    )
 
 
 def classify_change(base: str | None, head: str | None) -> Change:
     """The change from a base outcome label to a head one (None: the row is absent): a regression when a row
-    that matched no longer does, or when it breaks a stream check it did not break before."""
+    that matched no longer does, or when it breaks a check it did not break before or in more snapshots; the
+    same when only a count one side lacks differs."""
     if base is None:
         return Change.NEW
     if head is None:
         return Change.GONE
     if base == head:
         return Change.SAME
-    (base_outcome, base_checks), (head_outcome, head_checks) = split_label(base), split_label(head)
-    if (base_outcome == "match" and head_outcome != "match") or head_checks - base_checks:
+    base_outcome, head_outcome = base.partition(" !")[0], head.partition(" !")[0]
+    base_checks, head_checks = label_checks(base), label_checks(head)
+    if (base_outcome == "match" and head_outcome != "match") or more_breaks(base_checks, head_checks):
         return Change.REGRESSION
+    if head_outcome == base_outcome and not more_breaks(head_checks, base_checks):
+        return Change.SAME
     if head_outcome in ("match", base_outcome):
         return Change.FIX
     return Change.KIND_CHANGE

@@ -14,6 +14,7 @@ from reports.statuses import STREAM_CHECKS, Status, outcome_label, structural_br
 PROJECT_PARSER = "reply"
 DIVERGENCES_FILE = "known_divergences.toml"
 BASELINE_DIR = "baseline"
+COUNTED_CHECKS = {"clean": "clean_breaks", "snapshot_parity": "parity_breaks"}
 FAILING = (Status.MISMATCH.value, Status.PARSER_ERROR.value, Status.ORACLE_ERROR.value)
 
 
@@ -83,15 +84,25 @@ def broken_checks(row: Any) -> list[str]:
     return streamed + structural_breaks(row)
 
 
+def counted(check: str, row: Any) -> str:
+    """A broken check as a label names it, with how many snapshots break it where the row counts them:
+    'snapshot_parity=12', 'monotonic'."""
+    count = getattr(row, COUNTED_CHECKS[check], None) if check in COUNTED_CHECKS else None
+    return check if count is None or pd.isna(count) else f"{check}={int(count)}"
+
+
 def row_label(outcome: str, kind: str, broken: list[str]) -> str:
-    """A row's label as baselines and diffs compare it: 'mismatch:calls', 'match !clean,snapshot_parity'."""
+    """A row's label as baselines and diffs compare it: 'mismatch:calls', 'match !clean=2,monotonic'."""
     label = outcome_label(outcome, kind)
     return f"{label} !{','.join(broken)}" if broken else label
 
 
 def run_labels(rows: pd.DataFrame) -> list[str]:
-    """The label of every row of a run."""
-    return [row_label(row.outcome, row.kind, broken_checks(row)) for row in rows.itertuples()]
+    """The label of every row of a run, its counted stream checks with their counts."""
+    return [
+        row_label(row.outcome, row.kind, [counted(check, row) for check in broken_checks(row)])
+        for row in rows.itertuples()
+    ]
 
 
 def failing(rows: pd.DataFrame) -> pd.Series:

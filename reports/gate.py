@@ -31,6 +31,7 @@ STAMP = "stamp.json"
 INFO = ["template", "mode", "origin", "shape"]
 COLUMNS = ["case_id", "chunking", "outcome", *INFO]
 CASE_ID = re.compile(r"[^\s,]+")
+COUNT = re.compile(r"[1-9][0-9]*")
 FILE_COLUMNS = [*INFO, "chunkings", "outcome", "case_id"]
 
 
@@ -90,9 +91,15 @@ def outcome_labels() -> set[str]:
 
 def known_label(label: str, labels: set[str]) -> bool:
     """Whether a baseline label is an outcome label, with the stream and structural checks it breaks after ' !'
-    if any."""
+    if any, each maybe with its count of broken snapshots after '='."""
     outcome, _, broken = label.partition(" !")
-    return outcome in labels and (not broken or set(broken.split(",")) <= {*STREAM_CHECKS, *STRUCTURAL_CHECKS})
+    if outcome not in labels:
+        return False
+    for item in broken.split(",") if broken else []:
+        check, counts, count = item.partition("=")
+        if check not in {*STREAM_CHECKS, *STRUCTURAL_CHECKS} or (counts and not COUNT.fullmatch(count)):
+            return False
+    return True
 
 
 def baseline_line(file: Path, number: int, fields: list[str], labels: set[str]) -> list[tuple[str, ...]]:

@@ -68,12 +68,18 @@ def retract(snapshot: Any, text: str) -> Any:
     return dataclasses.replace(snapshot, content=snapshot.content + "…")
 
 
-def partial_marker(snapshot: Any, text: str) -> Any:
-    """The start of `<tool_call>` shown in content while it is still being written."""
-    for size in range(len(TOOL_CALL) - 1, 1, -1):
+def partial_marker(snapshot: Any, text: str, longest: int = len(TOOL_CALL) - 1) -> Any:
+    """The start of `<tool_call>`, up to `longest` characters of it, shown in content while it is still being
+    written."""
+    for size in range(longest, 1, -1):
         if text.endswith(TOOL_CALL[:size]):
             return dataclasses.replace(snapshot, content=snapshot.content + TOOL_CALL[:size])
     return snapshot
+
+
+def short_partial_marker(snapshot: Any, text: str) -> Any:
+    """The start of `<tool_call>` shown in content while its first five characters are being written."""
+    return partial_marker(snapshot, text, longest=5)
 
 
 def compact(arguments: str) -> str:
@@ -100,6 +106,11 @@ def retracting() -> PlantedParser:
 def partial_marker_showing() -> PlantedParser:
     """The project parser whose snapshots show a partial `<tool_call>`."""
     return PlantedParser(partial_marker)
+
+
+def short_partial_marker_showing() -> PlantedParser:
+    """The project parser whose snapshots show a partial `<tool_call>` in fewer snapshots."""
+    return PlantedParser(short_partial_marker)
 
 
 def arguments_rewriting() -> PlantedParser:

@@ -51,7 +51,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     cache = directory / "cache"
     made = {"clean": directory / "clean"}
     streamed_sweep(made["clean"], corpus, cache)
-    for name in (*PLANTED, "content_mangling"):
+    for name in (*PLANTED, "short_partial_marker_showing", "content_mangling"):
         made[name] = directory / name
         streamed_sweep(made[name], corpus, cache, f"tests.gate_stream_parsers:{name}")
     made["baseline"] = directory / "baseline"
@@ -151,11 +151,46 @@ def test_the_full_baseline_fails_the_content_bug_as_regressions(runs: dict[str, 
         ("mismatch:calls !clean,snapshot_parity", "mismatch:calls !snapshot_parity", Change.FIX),
         ("mismatch:calls !snapshot_parity", "match", Change.FIX),
         ("match", "mismatch:content", Change.REGRESSION),
+        ("match !clean=2,snapshot_parity=5", "match !clean=2,snapshot_parity=6", Change.REGRESSION),
+        ("match !clean=2,snapshot_parity=5", "match !clean=3,snapshot_parity=1", Change.REGRESSION),
+        ("match !clean=2,snapshot_parity=5", "match !clean=1,snapshot_parity=5", Change.FIX),
+        ("mismatch:calls !snapshot_parity=5", "mismatch:content !snapshot_parity=4", Change.KIND_CHANGE),
+        ("match !snapshot_parity", "match !snapshot_parity=9", Change.SAME),
+        ("match !clean,snapshot_parity=5", "match !snapshot_parity=5", Change.FIX),
         (None, "match !monotonic,snapshot_parity", Change.NEW),
     ],
 )
 def test_stream_checks_count_in_a_change(base: str | None, head: str, change: Change) -> None:
     assert classify_change(base, head) is change
+
+
+def test_a_stream_check_broken_in_more_snapshots_than_the_baseline_says_fails_the_gate(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    fewer = tmp_path / "fewer"
+    fewer_run = str(runs["short_partial_marker_showing"])
+    assert cli.main(["gate", "--baseline", str(fewer), "--update", fewer_run]) == 0
+    labels = (fewer / "outcomes.csv").read_text(encoding="utf-8")
+    assert "clean=" in labels and "snapshot_parity=" in labels
+    status, printed = chatparity(
+        "gate", "--baseline", str(fewer), str(runs["partial_marker_showing"]), *OTHER_PARSER
+    )
+    assert status == 1 and "REGRESSIONS" in printed, printed
+    status, printed = chatparity(
+        "diff", fewer_run, str(runs["partial_marker_showing"]), "--allow-other-parser"
+    )
+    assert status == 1 and "regression" in printed, printed
+
+
+def test_a_stream_check_broken_in_fewer_snapshots_passes_the_gate_as_a_fix(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    more = tmp_path / "more"
+    assert cli.main(["gate", "--baseline", str(more), "--update", str(runs["partial_marker_showing"])]) == 0
+    status, printed = chatparity(
+        "gate", "--baseline", str(more), str(runs["short_partial_marker_showing"]), *OTHER_PARSER
+    )
+    assert status == 0 and "gate: PASS" in printed.splitlines(), printed
 
 
 def headline_table(run: Path) -> str:

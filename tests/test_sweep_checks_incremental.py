@@ -4,27 +4,36 @@ from __future__ import annotations
 
 from chatparity.model import Message, ToolCall
 from harness.compare import compare
-from harness.stream_checks import clean_break
+from harness.stream_checks import clean_breaks
 
 MARKERS = ("<tool_call>",)
 
 
 def test_a_marker_completed_across_snapshots_is_found_where_it_starts() -> None:
     snapshots = [Message(content="ab<tool_"), Message(content="ab<tool_call> x")]
-    found = clean_break(snapshots, [8, 15], Message(content="ab<tool_cat"), MARKERS)
-    assert found == "clean: content shows marker '<tool_call>' @2 (after prefix 15)"
+    found = clean_breaks(snapshots, [8, 15], Message(content="ab<tool_cat"), MARKERS)
+    assert found.first == "clean: content shows marker '<tool_call>' @2 (after prefix 15)"
+    assert found.count == 1
 
 
 def test_a_marker_after_a_retraction_is_found_from_the_start() -> None:
     snapshots = [Message(content="abcdefgh"), Message(content="<tool_call>")]
-    found = clean_break(snapshots, [8, 11], Message(content="<tool_call>"), MARKERS)
-    assert found == "clean: content shows marker '<tool_call>' @0 (after prefix 11)"
+    found = clean_breaks(snapshots, [8, 11], Message(content="<tool_call>"), MARKERS)
+    assert found.first == "clean: content shows marker '<tool_call>' @0 (after prefix 11)"
 
 
 def test_a_repeated_snapshot_after_another_is_checked_again_only_for_what_is_new() -> None:
     snapshots = [Message(content="a<tool_call>"), Message(reasoning_content="r", content="a<tool_call>")]
-    found = clean_break(snapshots, [12, 13], Message(content="a"), MARKERS)
-    assert found == "clean: content shows marker '<tool_call>' @1 (after prefix 12)"
+    found = clean_breaks(snapshots, [12, 13], Message(content="a"), MARKERS)
+    assert found.first == "clean: content shows marker '<tool_call>' @1 (after prefix 12)"
+    assert found.count == 1
+
+
+def test_every_snapshot_showing_a_new_marker_is_counted_and_the_first_described() -> None:
+    snapshots = [Message(content="a<tool_call>"), Message(content="a<tool_call>b"), Message(content="a<tool")]
+    found = clean_breaks(snapshots, [12, 13, 14], Message(content="a"), MARKERS)
+    assert found.first == "clean: content shows marker '<tool_call>' @1 (after prefix 12)"
+    assert found.count == 2
 
 
 def test_equal_readings_agree_and_unequal_arguments_still_differ() -> None:
