@@ -53,6 +53,7 @@ RULES = {
             ("char3", "toolcall", "*/auto"),
             ("char3", "toolcall", "*/parallel"),
             ("char3", "roundtrip", "*/parallel"),
+            ("char3", "partial", "*/auto"),
             ("tokens", "toolcall", "*/parallel"),
             ("tokens", "roundtrip", "*/parallel"),
             ("special", "toolcall", "*/required"),
