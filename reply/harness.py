@@ -10,8 +10,6 @@ from reply.reader import Reader, open_reader
 class Parser:
     """The project parser as the harness drives it."""
 
-    name = "reply"
-
     def open(self, session: Any) -> Reader:
         """A reader for one session (raises Unsupported)."""
         return open_reader(session)
