@@ -107,6 +107,11 @@ BOOK_TRIP = _function(
             "items": {"type": "string"},
             "description": "A label or a list of labels.",
         },
+        "seat_pair": {
+            "type": "array",
+            "items": [{"type": "integer"}, {"type": "integer"}],
+            "description": "Two seats side by side: a tuple as Pydantic v1 writes it, a list of item schemas.",
+        },
     },
     ["destination", "travellers", "cabin"],
 )
@@ -149,11 +154,13 @@ STRICT_TRIP = {
     "refundable": True,
     "hotel": {"name": "Fjord Inn", "nights": 3},
     "labels": "family",
+    "seat_pair": [14, 15],
 }
 """Arguments of book_trip giving a value to every typed parameter and none to the untyped ones (as strict schemas
 allow): a string and a null where anyOf allows either, a null where the type is a list, a string of digits for a
 string parameter, a string where a string or an integer may be, a top-level boolean true, an object where
-anyOf allows an object or a null and a string where a string or a list may be; the required parameters first, in the schema's order (as the grammars of
+anyOf allows an object or a null, a string where a string or a list may be and a pair of integers under a tuple
+schema; the required parameters first, in the schema's order (as the grammars of
 templates that take parameters in that order expect: GLM, MiniMax, Laguna, Hy3)."""
 
 UNTYPED_TRIP = {
@@ -176,6 +183,8 @@ ORDER_MEAL = _function(
         "when": {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "const": "asap"}],
                  "title": "When"},
         "extra": {"allOf": [{"$ref": "#/$defs/Extra"}], "description": "A Literal of a string and a number."},
+        "window": {"type": "array", "items": [{"type": "integer"}, {"type": "integer"}], "title": "Window",
+                   "description": "A (minutes from now, minutes long) pair, as Pydantic v1 writes a tuple."},
     },
     ["dish", "deliver_to"],
     {
@@ -193,10 +202,11 @@ MEAL_ORDER = {
     "size": "large",
     "when": "asap",
     "extra": "napkins",
+    "window": [30, 45],
 }
 """Arguments of order_meal through every reference: an object behind allOf and a $ref, a string enum behind a
-$ref, a string under an anyOf of two strings, and a string behind an allOf-wrapped reference to an enum of a
-string and a number; the required parameters first."""
+$ref, a string under an anyOf of two strings, a string behind an allOf-wrapped reference to an enum of a
+string and a number, and a tuple written as a list of item schemas; the required parameters first."""
 
 SWEEP_TOOLS: tuple[dict[str, Any], ...] = (*STANDARD_TOOLS, BOOK_TRIP, ORDER_MEAL)
 """The tools of a typed-tools session: the standard set and tools whose schemas vary as real APIs' do."""

@@ -48,25 +48,32 @@ def as_flag(value: bool | None) -> int | None:
     return None if value is None else int(value)
 
 
+DRAFTS = (jsonschema.Draft202012Validator, jsonschema.Draft7Validator)
+"""The drafts a tool's schema is checked in: 2020-12, else draft 7 (where `items` may be a list of item
+schemas, as Pydantic v1 writes a tuple)."""
+
+
 def tool_schemas(session: Session) -> dict[str, dict[str, Any] | None]:
-    """The offered tools by name, each with its parameters' JSON schema (None when that is no valid schema, so
-    only the tool's name is checked)."""
+    """The offered tools by name, each with its parameters' JSON schema (None when that is no valid schema in
+    any of DRAFTS, so only the tool's name is checked)."""
     schemas: dict[str, dict[str, Any] | None] = {}
     for tool in session.tools:
         function = tool.get("function", tool)
         schema = function.get("parameters") or {"type": "object"}
-        schemas[str(function.get("name", ""))] = schema if valid_schema(canonical_json(schema)) else None
+        schemas[str(function.get("name", ""))] = schema if schema_draft(canonical_json(schema)) else None
     return schemas
 
 
 @lru_cache(maxsize=1024)
-def valid_schema(schema: str) -> bool:
-    """Whether a JSON schema (as canonical JSON text) is a valid draft 2020-12 schema."""
-    try:
-        jsonschema.Draft202012Validator.check_schema(json.loads(schema))
-    except jsonschema.exceptions.SchemaError:
-        return False
-    return True
+def schema_draft(schema: str) -> type[Any] | None:
+    """The first of DRAFTS in which a JSON schema (as canonical JSON text) is valid (None: in none)."""
+    for draft in DRAFTS:
+        try:
+            draft.check_schema(json.loads(schema))
+        except jsonschema.exceptions.SchemaError:
+            continue
+        return draft
+    return None
 
 
 def arguments_json_break(calls: Sequence[ToolCall]) -> str | None:
@@ -92,9 +99,9 @@ def arguments_schema_break(
         schema, arguments = schemas[call.name], parsed_object(call.arguments)
         if schema is None or isinstance(arguments, str):
             continue
-        error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(schema).iter_errors(arguments)
-        )
+        draft = schema_draft(canonical_json(schema))
+        assert draft is not None
+        error = jsonschema.exceptions.best_match(draft(schema).iter_errors(arguments))
         if error is not None:
             where = "".join(f"[{part!r}]" for part in error.absolute_path)
             return f"arguments_schema: tool_calls[{index}].arguments{where}: {error.message[:120]}"

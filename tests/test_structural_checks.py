@@ -314,6 +314,18 @@ def test_a_corpus_file_line_names_the_problems_its_reply_was_written_to_show(tmp
         read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": "bad_args"}))
 
 
+def test_a_tuple_written_as_a_list_of_item_schemas_is_checked_in_draft_7() -> None:
+    pair = {"type": "object", "properties": {"seats": {"type": "array", "items": [{"type": "integer"}] * 2}}}
+    tools = ({"type": "function", "function": {"name": "pair", "parameters": pair}},)
+    schemas = tool_schemas(dataclasses.replace(SESSION, tool_defs=tools))
+    assert schemas == {"pair": pair}
+    held = Message(tool_calls=(ToolCall("pair", '{"seats": [14, 15]}'),))
+    broken = Message(tool_calls=(ToolCall("pair", '{"seats": [14, "15"]}'),))
+    assert check_reading(held, reply(), schemas, MARKERS, Asked(True, True)).arguments_schema is True
+    verdict = check_reading(broken, reply(), schemas, MARKERS, Asked(True, True))
+    assert verdict.arguments_schema is False and "['seats'][1]" in verdict.detail
+
+
 def test_a_tool_without_a_valid_schema_has_only_its_name_checked() -> None:
     tools = ({"type": "function", "function": {"name": "odd", "parameters": {"type": "nonsense"}}},)
     session = dataclasses.replace(SESSION, tool_defs=tools)
