@@ -154,13 +154,11 @@ STRICT_TRIP = {
     "refundable": True,
     "hotel": {"name": "Fjord Inn", "nights": 3},
     "labels": "family",
-    "seat_pair": [14, 15],
 }
 """Arguments of book_trip giving a value to every typed parameter and none to the untyped ones (as strict schemas
 allow): a string and a null where anyOf allows either, a null where the type is a list, a string of digits for a
 string parameter, a string where a string or an integer may be, a top-level boolean true, an object where
-anyOf allows an object or a null, a string where a string or a list may be and a pair of integers under a tuple
-schema; the required parameters first, in the schema's order (as the grammars of
+anyOf allows an object or a null and a string where a string or a list may be; the required parameters first, in the schema's order (as the grammars of
 templates that take parameters in that order expect: GLM, MiniMax, Laguna, Hy3)."""
 
 UNTYPED_TRIP = {
@@ -172,6 +170,16 @@ UNTYPED_TRIP = {
 """Arguments of book_trip with a list under a schema that has no type, only items and additionalProperties (read
 as an array by llama.cpp's common_chat_schema_from_json, as an object had additionalProperties been false); the
 required parameters first, in schema order, as MiniMax-M3's grammar expects them."""
+
+TUPLE_TRIP = {
+    "destination": "Oslo",
+    "cabin": "economy",
+    "travellers": [{"name": "Ana"}],
+    "seat_pair": [14, 15],
+}
+"""Arguments of book_trip with a pair of integers under a tuple schema written as a list of item schemas (read
+as a tuple by llama.cpp's common_chat_schema_from_json, so as one JSON value where a template writes arrays
+item by item); the required parameters first, in schema order."""
 
 ORDER_MEAL = _function(
     "order_meal",
