@@ -11,6 +11,7 @@ from fnmatch import fnmatch
 from functools import cache
 
 import pandas as pd
+import pytest
 
 import reply
 from chatparity.model import (
@@ -246,7 +247,8 @@ def conform(
     """The template's quick-profile sessions of the `conversation` glob (the first `sessions` of them) read by
     the harness runner: catalog replies when `corpus`, plus `extras(planned)`; finished replies streamed per
     character by the sampling rule of `compare` (none when `stream_every` is 0), cut-off extras always; then
-    reasoning_format none, whole only, when `reasoning_none`."""
+    reasoning_format none, whole only, when `reasoning_none`. A session jinja2 cannot render (the template fails
+    on its tools) must be refused with RenderFailed, and has no replies to read."""
     tally = Tally()
     planned = [
         p
@@ -263,6 +265,10 @@ def conform(
             for plan in planned
         ]
     for number, (plan, streamed) in enumerate(runs):
+        if plan.jinja_error:
+            with pytest.raises(reply.RenderFailed):
+                reply.open(plan.session)
+            continue
         reader = reply.open(plan.session)
         chosen = reader.syntax.name
         assert chosen == syntax, f"{template}: read as {chosen}"
