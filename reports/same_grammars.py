@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,16 +95,33 @@ def in_child(root: Path, templates: str, profile: str, project: Path = PROJECT) 
     return json.loads(done.stdout)
 
 
+def mutated_copy(mutant: Mutant, source: Path, scratch: Path) -> Path:
+    """A directory under `scratch` holding the reply package at `source` with the mutant applied."""
+    root = scratch / mutant.id
+    shutil.copytree(source, root / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+    mutated = root / source.name / mutant.file
+    mutated.write_text(mutant.apply(mutated.read_text(encoding="utf-8")), encoding="utf-8")
+    return root
+
+
+def print_deep(build: Callable[[], dict[str, str]]) -> None:
+    """Print as JSON what `build` returns, built in a thread with a stack and recursion limit deep enough for
+    every reader."""
+    result: dict[str, str] = {}
+    sys.setrecursionlimit(RECURSION)
+    threading.stack_size(STACK)
+    worker = threading.Thread(target=lambda: result.update(build()))
+    worker.start()
+    worker.join()
+    print(json.dumps(result))
+
+
 def changed(mutant: Mutant, source: Path, templates: str, profile: str, before: dict[str, str] | None = None,
             project: Path = PROJECT) -> dict[str, tuple[str, str]]:
     """The sessions whose reader the mutant of the reply package at `source` builds otherwise than the
     unmutated package does (`before`, built here when not given): (unmutated, mutated)."""
     with tempfile.TemporaryDirectory(prefix="same-grammars-") as scratch:
-        copy = Path(scratch) / source.name
-        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
-        mutated = copy / mutant.file
-        mutated.write_text(mutant.apply(mutated.read_text(encoding="utf-8")), encoding="utf-8")
-        after = in_child(copy.parent, templates, profile, project)
+        after = in_child(mutated_copy(mutant, source, Path(scratch)), templates, profile, project)
     if before is None:
         before = in_child(source.parent, templates, profile, project)
     return {key: (before.get(key, ""), after.get(key, "")) for key in sorted(set(before) | set(after))
@@ -130,13 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--print", dest="print_for", metavar="GLOB", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.print_for is not None:
-        result: dict[str, str] = {}
-        sys.setrecursionlimit(RECURSION)
-        threading.stack_size(STACK)
-        worker = threading.Thread(target=lambda: result.update(readers(args.print_for, args.profile)))
-        worker.start()
-        worker.join()
-        print(json.dumps(result))
+        print_deep(lambda: readers(args.print_for, args.profile))
         return 0
     status = 0
     source = PROJECT / "reply"

@@ -12,18 +12,17 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from corpora.catalog import plan, replies
 from harness.mutants import Mutant, copy_environment
-from reports.same_grammars import PROJECT, RECURSION, STACK, reply_mutant
+from reports.same_grammars import PROJECT, mutated_copy, print_deep, reply_mutant
 
 CHUNK_SIZES = (1, 2, 3, 5)
 
@@ -59,7 +58,7 @@ def readings(templates: str, profile: str = "quick") -> dict[str, str]:
             digest.update(f"{type(error).__name__}: {error}".encode())
         else:
             for reply in replies(planned, profile):
-                digest.update(outcome(lambda: reader.parse(reply.text, reply.partial)).encode())
+                digest.update(outcome(partial(reader.parse, reply.text, reply.partial)).encode())
                 for size in CHUNK_SIZES:
                     digest.update("\0".join(streamed(reader, reply.text, size, not reply.partial)).encode())
         found[f"{session.template} {session.mode.label} {session.conversation}"] = digest.hexdigest()[:16]
@@ -72,15 +71,6 @@ def in_child(root: Path, templates: str, profile: str) -> dict[str, str]:
     done = subprocess.run([sys.executable, "-m", "reports.same_readings", "--print", templates, "--profile", profile],
                           env=copy_environment(root, PROJECT), cwd=PROJECT, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
-
-
-def mutated_copy(mutant: Mutant, source: Path, scratch: Path) -> Path:
-    """A directory under `scratch` holding the reply package at `source` with the mutant applied."""
-    root = scratch / mutant.id
-    shutil.copytree(source, root / "reply", ignore=shutil.ignore_patterns("__pycache__"))
-    mutated = root / "reply" / mutant.file
-    mutated.write_text(mutant.apply(mutated.read_text(encoding="utf-8")), encoding="utf-8")
-    return root
 
 
 def differing(mutants: list[Mutant], templates: str, profile: str, jobs: int = 2,
@@ -106,16 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--print", dest="print_for", metavar="GLOB", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.print_for is not None:
-        result: dict[str, str] = {}
-        sys.setrecursionlimit(RECURSION)
-        threading.stack_size(STACK)
-        worker = threading.Thread(target=lambda: result.update(readings(args.print_for, args.profile)))
-        worker.start()
-        worker.join()
-        print(json.dumps(result))
+        print_deep(lambda: readings(args.print_for, args.profile))
         return 0
     status = 0
-    for mutant_id, sessions in differing([reply_mutant(i) for i in args.ids], args.templates, args.profile, args.jobs).items():
+    mutants = [reply_mutant(mutant_id) for mutant_id in args.ids]
+    for mutant_id, sessions in differing(mutants, args.templates, args.profile, args.jobs).items():
         print(f"{mutant_id}: " + ("every reply reads alike, whole and streamed" if not sessions else
                                   f"read otherwise in {len(sessions)} sessions"))
         for key in sessions:
