@@ -66,6 +66,7 @@ class CallShape(str, Enum):
     UNESCAPED_BACKSLASH = "unescaped_backslash_in_json_string"
     EMPTY_CALL_ID = "empty_call_id"
     SPACED_KEYS = "space_after_argument_keys"
+    POINT_WITHOUT_DIGITS = "number_without_fraction_digits"
 
 
 QUICK_SHAPES = (
@@ -88,6 +89,7 @@ QUICK_SHAPES = (
     CallShape.UNESCAPED_BACKSLASH,
     CallShape.EMPTY_CALL_ID,
     CallShape.SPACED_KEYS,
+    CallShape.POINT_WITHOUT_DIGITS,
 )
 
 
@@ -132,6 +134,7 @@ EXEMPT_CHECKS = {
     CallShape.UNKNOWN_NAME: ("arguments_schema",),
     CallShape.TWO_CALLS_ONE_UNKNOWN: ("arguments_schema",),
     CallShape.MALFORMED_ARGUMENTS: ("arguments_json", "arguments_schema", "no_leakage"),
+    CallShape.POINT_WITHOUT_DIGITS: ("arguments_json", "arguments_schema", "no_leakage"),
     CallShape.INTEGER_AS_TEXT: ("arguments_schema",),
     CallShape.BOOLEAN_AS_TEXT: ("arguments_schema",),
     CallShape.OBJECT_AS_TEXT: ("arguments_schema",),
@@ -376,6 +379,13 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
             return Skip(ORIGIN, shape.value,
                         "the written call has neither a JSON string nor a bare integer argument")
         return head + formed
+    if shape is CallShape.POINT_WITHOUT_DIGITS:
+        pointed = JSON_NUMBER.sub(r"\g<1>4.\g<2>", body, count=1)
+        if pointed == body:
+            pointed = BARE_INTEGER.sub(r"\g<1>4.", body, count=1)
+        if pointed == body:
+            return Skip(ORIGIN, shape.value, "the written call has no integer argument, JSON or bare")
+        return head + pointed
     if shape in (CallShape.RAW_LINE_BREAK, CallShape.UNESCAPED_BACKSLASH):
         if '"Rio"' not in body:
             return Skip(ORIGIN, shape.value, "the written call has no JSON string argument")

@@ -193,6 +193,11 @@ ORDER_MEAL = _function(
         "extra": {"allOf": [{"$ref": "#/$defs/Extra"}], "description": "A Literal of a string and a number."},
         "window": {"type": "array", "items": [{"type": "integer"}, {"type": "integer"}], "title": "Window",
                    "description": "A (minutes from now, minutes long) pair, as Pydantic v1 writes a tuple."},
+        "contact": {"properties": {
+            "phone": {"type": "string"},
+            "hours": {"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}],
+                      "description": "When to call (hours of the day) or null, as OpenAPI writes a nullable list."}},
+            "title": "Contact", "description": "How to reach the buyer: an object schema without a type."},
     },
     ["dish", "deliver_to"],
     {
@@ -211,10 +216,13 @@ MEAL_ORDER = {
     "when": "asap",
     "extra": "napkins",
     "window": [30, 45],
+    "contact": {"phone": "+55 21 5550100", "hours": [18, 20]},
 }
 """Arguments of order_meal through every reference: an object behind allOf and a $ref, a string enum behind a
 $ref, a string under an anyOf of two strings, a string behind an allOf-wrapped reference to an enum of a
-string and a number, and a tuple written as a list of item schemas; the required parameters first."""
+string and a number, a tuple written as a list of item schemas, and an object under a schema with properties
+but no type, holding a list under a oneOf of a list and null (where Functionary v3.2's template, which
+llama.cpp cannot render with a oneOf, does not look); the required parameters first."""
 
 SWEEP_TOOLS: tuple[dict[str, Any], ...] = (*STANDARD_TOOLS, BOOK_TRIP, ORDER_MEAL)
 """The tools of a typed-tools session: the standard set and tools whose schemas vary as real APIs' do."""

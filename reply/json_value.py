@@ -59,8 +59,7 @@ def _digits(text: str, pos: int) -> int:
 
 def _number(text: str, pos: int) -> tuple[int, int]:
     """json-number at `pos`: (status, end); it commits only when the next character cannot extend it (AT_END:
-    complete but the input ends right after it), and accepts what the rule accepts (a fraction or exponent
-    without digits)."""
+    complete but the input ends right after it); a fraction or an exponent needs a digit."""
     size = len(text)
     if pos < size and text[pos] == "-":
         pos += 1
@@ -73,12 +72,18 @@ def _number(text: str, pos: int) -> tuple[int, int]:
     else:
         return FAIL, pos
     if pos < size and text[pos] == ".":
-        pos = _digits(text, pos + 1)
+        fraction = pos + 1
+        pos = _digits(text, fraction)
+        if pos == fraction:
+            return (NEED_MORE, size) if pos >= size else (FAIL, pos)
     if pos < size and text[pos] in "eE":
         pos += 1
         if pos < size and text[pos] in "+-":
             pos += 1
+        exponent = pos
         pos = _digits(text, pos)
+        if pos == exponent:
+            return (NEED_MORE, size) if pos >= size else (FAIL, pos)
     if pos >= size:
         return AT_END, size
     return (FAIL, pos) if text[pos] in NUMBER_TAIL else (SUCCESS, pos)

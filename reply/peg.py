@@ -326,9 +326,9 @@ class Builder:
         def make() -> Parser:
             digits = self.chars(str.isdigit, 0, -1)
             int_part = self.choice("0", self.seq(self.chars(lambda c: "1" <= c <= "9", 1, 1), digits))
-            frac = self.seq(".", self.chars(str.isdigit, 0, -1))
+            frac = self.seq(".", self.chars(str.isdigit, 1, -1))
             exp = self.seq(self.choice("e", "E"), self.optional(self.chars(lambda c: c in "+-", 1, 1)),
-                           self.chars(str.isdigit, 0, -1))
+                           self.chars(str.isdigit, 1, -1))
             more = self.negate(self.chars(lambda c: c in "0123456789.eE+-", 1, 1))
             return self.seq(self.optional("-"), int_part, self.optional(frac), self.optional(exp), more)
 

@@ -122,3 +122,17 @@ def test_a_call_written_without_spaces_after_its_keys_is_also_written_with_them(
     (session,) = [s for s in plan("quick", "Qwen-Qwen3-0.6B.jinja", None, "think/auto")
                   if s.session.conversation == "single"]
     assert "space_after_argument_keys" not in {reply.shape for reply in replies(session, "quick")}
+
+
+def test_a_number_is_written_with_a_point_and_no_digit_after_it() -> None:
+    qwen = quick_reply("Qwen-Qwen3-0.6B.jinja", "think/auto", "number_without_fraction_digits")
+    lfm = quick_reply("LFM2.5-8B-A1B.jinja", "think/auto", "number_without_fraction_digits")
+    assert '"days": 4.}' in qwen.text and "days=4.)" in lfm.text
+    assert "arguments_json" in qwen.exempt
+
+
+def test_an_object_schema_without_a_type_holds_a_nullable_list_written_item_by_item() -> None:
+    reply = quick_reply("MiniMax-M3.jinja", "think/parallel", "referenced_schema_call", "typed_tools")
+    hours = reply.text[reply.text.index("<hours>"):reply.text.index("</hours>")]
+    assert "<phone>+55 21 5550100" in reply.text and hours.count("<item>") == 2
+    assert reply.truth is not None and '"hours": [18, 20]' in reply.truth.tool_calls[0].arguments

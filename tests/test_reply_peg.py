@@ -71,6 +71,18 @@ def test_json_number_waits_for_its_end() -> None:
     assert arena.parse(Context("12 ")).status is Status.SUCCESS
 
 
+@pytest.mark.parametrize(("number", "cut"), [("4.", True), ("4.e1", False), ("4e", True), ("4E+", True),
+                                             ("-", True)])
+def test_a_fraction_or_an_exponent_needs_a_digit(number: str, cut: bool) -> None:
+    """json-number and a JSON value refuse a point or an exponent without digits, and wait where the input ends
+    right after them."""
+    for arena in (build(lambda b: b.json()), build(lambda b: b.json_number())):
+        assert arena.parse(Context(number + " ")).status is Status.FAIL
+        waits = arena.parse(Context(number, lenient=True)).status is Status.NEED_MORE
+        assert waits is cut
+    assert build(lambda b: b.json()).parse(Context(f"[{number}]")).status is Status.FAIL
+
+
 def test_optspace_makes_surrounding_whitespace_optional() -> None:
     """'\\n</think>\\n\\n' matches with or without its newlines."""
     arena = build(lambda b: b.seq(b.optspace("\n</think>\n\n"), b.end()))
