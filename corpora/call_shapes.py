@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Any
 
 from chatparity.model import Message, Reply, ToolMode
-from corpora.conversations import call
+from corpora.conversations import CALL_IDS, call
 from corpora.roundtrip import truth_of
 from corpora.skips import Skip
 from corpora.thinking_shapes import CONTENT
@@ -19,6 +19,8 @@ PROSE = "Let me check the weather for you."
 AFTER = "\nI will report back once I have it."
 THOUGHT_PREFIX = "I need the forecast first.\n"
 UNKNOWN_TOOL = "launch_rocket"
+PROBE_CALL_ID = "call00001"
+"""The call id llama.cpp's template analysis renders its probe calls with (and some templates' readers keep)."""
 EXTRA_PARAMETER = ("units", "metric")
 DECOMPOSED = "Checking the cafe\u0301 forecast in Sa\u0303o Paulo."
 COMMENTARY = "<|channel|>commentary"
@@ -67,6 +69,7 @@ class CallShape(str, Enum):
     EMPTY_CALL_ID = "empty_call_id"
     SPACED_KEYS = "space_after_argument_keys"
     POINT_WITHOUT_DIGITS = "number_without_fraction_digits"
+    PROBE_ID = "call_id_of_the_analysis_probe"
 
 
 QUICK_SHAPES = (
@@ -90,6 +93,7 @@ QUICK_SHAPES = (
     CallShape.EMPTY_CALL_ID,
     CallShape.SPACED_KEYS,
     CallShape.POINT_WITHOUT_DIGITS,
+    CallShape.PROBE_ID,
 )
 
 
@@ -379,6 +383,10 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
             return Skip(ORIGIN, shape.value,
                         "the written call has neither a JSON string nor a bare integer argument")
         return head + formed
+    if shape is CallShape.PROBE_ID:
+        if CALL_IDS[0] not in body:
+            return Skip(ORIGIN, shape.value, "the written call carries no call id")
+        return head + body.replace(CALL_IDS[0], PROBE_CALL_ID, 1)
     if shape is CallShape.POINT_WITHOUT_DIGITS:
         pointed = JSON_NUMBER.sub(r"\g<1>4.\g<2>", body, count=1)
         if pointed == body:

@@ -112,6 +112,11 @@ BOOK_TRIP = _function(
             "items": [{"type": "integer"}, {"type": "integer"}],
             "description": "Two seats side by side: a tuple as Pydantic v1 writes it, a list of item schemas.",
         },
+        "contact": {"properties": {
+            "phone": {"type": "string"},
+            "hours": {"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}],
+                      "description": "When to call (hours of the day) or null, as OpenAPI writes a nullable list."}},
+            "description": "How to reach the traveller: an object schema without a type."},
     },
     ["destination", "travellers", "cabin"],
 )
@@ -181,6 +186,16 @@ TUPLE_TRIP = {
 as a tuple by llama.cpp's common_chat_schema_from_json, so as one JSON value where a template writes arrays
 item by item); the required parameters first, in schema order."""
 
+CONTACT_TRIP = {
+    "destination": "Oslo",
+    "cabin": "economy",
+    "travellers": [{"name": "Ana"}],
+    "contact": {"phone": "+55 21 5550100", "hours": [18, 20]},
+}
+"""Arguments of book_trip with an object under a schema that has properties but no type, holding a list under
+a oneOf of a list and null (where Functionary v3.2's template, which llama.cpp cannot render with a oneOf, does
+not look); the required parameters first, in schema order."""
+
 ORDER_MEAL = _function(
     "order_meal",
     "Order a meal, with schemas as Pydantic models write them.",
@@ -193,11 +208,6 @@ ORDER_MEAL = _function(
         "extra": {"allOf": [{"$ref": "#/$defs/Extra"}], "description": "A Literal of a string and a number."},
         "window": {"type": "array", "items": [{"type": "integer"}, {"type": "integer"}], "title": "Window",
                    "description": "A (minutes from now, minutes long) pair, as Pydantic v1 writes a tuple."},
-        "contact": {"properties": {
-            "phone": {"type": "string"},
-            "hours": {"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}],
-                      "description": "When to call (hours of the day) or null, as OpenAPI writes a nullable list."}},
-            "title": "Contact", "description": "How to reach the buyer: an object schema without a type."},
     },
     ["dish", "deliver_to"],
     {
@@ -216,13 +226,10 @@ MEAL_ORDER = {
     "when": "asap",
     "extra": "napkins",
     "window": [30, 45],
-    "contact": {"phone": "+55 21 5550100", "hours": [18, 20]},
 }
 """Arguments of order_meal through every reference: an object behind allOf and a $ref, a string enum behind a
 $ref, a string under an anyOf of two strings, a string behind an allOf-wrapped reference to an enum of a
-string and a number, a tuple written as a list of item schemas, and an object under a schema with properties
-but no type, holding a list under a oneOf of a list and null (where Functionary v3.2's template, which
-llama.cpp cannot render with a oneOf, does not look); the required parameters first."""
+string and a number, and a tuple written as a list of item schemas; the required parameters first."""
 
 SWEEP_TOOLS: tuple[dict[str, Any], ...] = (*STANDARD_TOOLS, BOOK_TRIP, ORDER_MEAL)
 """The tools of a typed-tools session: the standard set and tools whose schemas vary as real APIs' do."""

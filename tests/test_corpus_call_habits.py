@@ -132,7 +132,15 @@ def test_a_number_is_written_with_a_point_and_no_digit_after_it() -> None:
 
 
 def test_an_object_schema_without_a_type_holds_a_nullable_list_written_item_by_item() -> None:
-    reply = quick_reply("MiniMax-M3.jinja", "think/parallel", "referenced_schema_call", "typed_tools")
+    reply = quick_reply("MiniMax-M3.jinja", "think/parallel", "untyped_object_schema_call", "typed_tools")
     hours = reply.text[reply.text.index("<hours>"):reply.text.index("</hours>")]
     assert "<phone>+55 21 5550100" in reply.text and hours.count("<item>") == 2
     assert reply.truth is not None and '"hours": [18, 20]' in reply.truth.tool_calls[0].arguments
+
+
+def test_a_call_carries_the_id_of_llama_cpps_analysis_probe_where_the_template_writes_ids() -> None:
+    solar = quick_reply("upstage-Solar-Open-100B.jinja", "nothink/auto", "call_id_of_the_analysis_probe")
+    assert "<|tool_call:begin|>call00001<|tool_call:name|>get_weather" in solar.text
+    (session,) = [s for s in plan("quick", "Qwen-Qwen3-0.6B.jinja", None, "think/auto")
+                  if s.session.conversation == "single"]
+    assert "call_id_of_the_analysis_probe" not in {reply.shape for reply in replies(session, "quick")}
