@@ -353,11 +353,12 @@ class CallFrame:
 
 
 def json_forms(body: str) -> str:
-    """A written call with its string Rio as `"Rio\\/Lima"` in JSON's quotes or `'Rio\\/L\\'Aquila'` in
-    Python's, and its integer 4, JSON or bare, as `-0.45e+1`."""
-    slashed = body.replace('"Rio"', '"Rio\\/Lima"', 1)
+    """A written call with its string Rio as `"Rio\\/Niter\\u00f3i"` in JSON's quotes or
+    `'Rio\\/L\\'Aquila\\u00e9'` in Python's (an escaped slash, quote and code point), and its integer 4, JSON or
+    bare, as `-0.45e+1`."""
+    slashed = body.replace('"Rio"', '"Rio\\/Niter\\u00f3i"', 1)
     if slashed == body:
-        slashed = body.replace("'Rio'", "'Rio\\/L\\'Aquila'", 1)
+        slashed = body.replace("'Rio'", "'Rio\\/L\\'Aquila\\u00e9'", 1)
     exponent = JSON_NUMBER.sub(r"\g<1>-0.45e+1\g<2>", slashed, count=1)
     return exponent if exponent != slashed else BARE_INTEGER.sub(r"\g<1>-0.45e+1", slashed, count=1)
 
