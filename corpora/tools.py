@@ -117,6 +117,8 @@ BOOK_TRIP = _function(
             "hours": {"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "null"}],
                       "description": "When to call (hours of the day) or null, as OpenAPI writes a nullable list."}},
             "description": "How to reach the traveller: an object schema without a type."},
+        "tags": {"anyOf": [{"type": "string"}, {"items": {"type": "string"}}],
+                 "description": "A tag or a list of tags, the list schema without a type."},
     },
     ["destination", "travellers", "cabin"],
 )
@@ -186,15 +188,17 @@ TUPLE_TRIP = {
 as a tuple by llama.cpp's common_chat_schema_from_json, so as one JSON value where a template writes arrays
 item by item); the required parameters first, in schema order."""
 
-CONTACT_TRIP = {
+TYPELESS_TRIP = {
     "destination": "Oslo",
     "cabin": "economy",
     "travellers": [{"name": "Ana"}],
     "contact": {"phone": "+55 21 5550100", "hours": [18, 20]},
+    "tags": ["quiet", "late"],
 }
-"""Arguments of book_trip with an object under a schema that has properties but no type, holding a list under
-a oneOf of a list and null (where Functionary v3.2's template, which llama.cpp cannot render with a oneOf, does
-not look); the required parameters first, in schema order."""
+"""Arguments of book_trip under schemas without a type: an object under one that has properties, holding a list
+under a oneOf of a list and null (where Functionary v3.2's template, which llama.cpp cannot render with a oneOf,
+does not look), and a list under an anyOf of a string and a list schema without a type; the required parameters
+first, in schema order."""
 
 ORDER_MEAL = _function(
     "order_meal",

@@ -7,7 +7,7 @@ from typing import Any
 
 from chatparity.model import ToolMode
 from corpora.conversations import call
-from corpora.tools import CONTACT_TRIP, MEAL_ORDER, STRICT_TRIP, TUPLE_TRIP, TYPED_TRIP, UNTYPED_TRIP
+from corpora.tools import MEAL_ORDER, STRICT_TRIP, TUPLE_TRIP, TYPED_TRIP, TYPELESS_TRIP, UNTYPED_TRIP
 
 CONTENT = "It is sunny in Rio today, 31 °C."
 REASONING = "The user asks about Rio. The forecast says sunny, so I answer directly."
@@ -75,5 +75,5 @@ TURN_SHAPES: tuple[TurnShape, ...] = (
     TurnShape("referenced_schema_call", _assistant(calls=[call("order_meal", MEAL_ORDER)]), CALL_MODES),
     TurnShape("untyped_schema_call", _assistant(calls=[call("book_trip", UNTYPED_TRIP)]), CALL_MODES),
     TurnShape("tuple_schema_call", _assistant(calls=[call("book_trip", TUPLE_TRIP)]), CALL_MODES),
-    TurnShape("untyped_object_schema_call", _assistant(calls=[call("book_trip", CONTACT_TRIP)]), CALL_MODES),
+    TurnShape("typeless_schemas_call", _assistant(calls=[call("book_trip", TYPELESS_TRIP)]), CALL_MODES),
 )

@@ -131,11 +131,13 @@ def test_a_number_is_written_with_a_point_and_no_digit_after_it() -> None:
     assert "arguments_json" in qwen.exempt
 
 
-def test_an_object_schema_without_a_type_holds_a_nullable_list_written_item_by_item() -> None:
-    reply = quick_reply("MiniMax-M3.jinja", "think/parallel", "untyped_object_schema_call", "typed_tools")
+def test_schemas_without_a_type_hold_an_object_and_lists() -> None:
+    reply = quick_reply("MiniMax-M3.jinja", "think/parallel", "typeless_schemas_call", "typed_tools")
     hours = reply.text[reply.text.index("<hours>"):reply.text.index("</hours>")]
     assert "<phone>+55 21 5550100" in reply.text and hours.count("<item>") == 2
     assert reply.truth is not None and '"hours": [18, 20]' in reply.truth.tool_calls[0].arguments
+    coder = quick_reply("Qwen3-Coder.jinja", "think/parallel", "typeless_schemas_call", "typed_tools")
+    assert '<parameter=tags>\n["quiet", "late"]\n</parameter>' in coder.text
 
 
 def test_a_call_carries_the_id_of_llama_cpps_analysis_probe_where_the_template_writes_ids() -> None:
