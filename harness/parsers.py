@@ -178,7 +178,7 @@ def guarded(call: Callable[[], T], timeout: float) -> T:
     except (ParserTimeout, ParserUnsupported, ParserCrashed):
         raise
     except Exception as error:
-        if named(error, "Rejected") or named(error, "Unsupported"):
+        if any(named(error, name) for name in ("Rejected", "Unsupported", "RenderFailed")):
             raise
         raise ParserCrashed(described(error)) from error
 

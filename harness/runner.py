@@ -32,9 +32,9 @@ from corpora.parity import prompt_parity
 from harness import chunkings
 from harness.compare import compare, verdict
 from harness.oracle_reads import OracleFailed, OracleReads, OracleSession, RenderFailed, RenderInfo
+from harness.problem_checks import Asked
 from harness.server_view import server_final, server_stream, states_before
 from harness.stream_checks import StreamVerdict, check_stream
-from harness.problem_checks import Asked
 from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
 from oracle.vocabs import Vocab, vocab_named, vocab_of_family
 
@@ -180,10 +180,10 @@ class SessionRunner:
         cases = self.cases()
         try:
             reader: SessionReader | Exception = self.parser.open(self.session)
-        except ParserRenderFailed as error:
-            return SessionResult(self.record(SessionStatus.RENDER_FAILED, render.prompt, render.format, str(error)))
         except ParserUnsupported as error:
-            record = self.record(SessionStatus.UNSUPPORTED, render.prompt, render.format, str(error))
+            failed = isinstance(error, ParserRenderFailed)
+            declined = SessionStatus.RENDER_FAILED if failed else SessionStatus.UNSUPPORTED
+            record = self.record(declined, render.prompt, render.format, str(error))
             leaks = self.leak_markers(render)
             rows = [
                 row

@@ -508,11 +508,6 @@ class Stream:
         self.by_char = reader.fast
 
     @property
-    def ctx(self) -> Context:
-        """The parse context of the text fed so far."""
-        return self.reading.ctx
-
-    @property
     def examined(self) -> int:
         """Characters the scanners looked at so far (the stream's parsing work)."""
         return self.reading.ctx.examined

@@ -112,12 +112,21 @@ def failing(rows: pd.DataFrame) -> pd.Series:
     return rows["status"].isin(FAILING) | (rows["snapshot_parity"] == 0) | broken
 
 
+def declined_matches(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.Series:
+    """Rows the parser now declines (unsupported, its render failed) that its baseline records as matching."""
+    matched = baseline[baseline["outcome"].str.partition(" !")[0] == "match"]
+    keys = pd.MultiIndex.from_frame(matched[["case_id", "chunking"]])
+    recorded = pd.MultiIndex.from_frame(rows[["case_id", "chunking"]]).isin(keys)
+    return pd.Series(recorded, index=rows.index) & (rows["outcome"] == Status.UNSUPPORTED.value)
+
+
 def beyond(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
-    """The failing rows of a classified run that its baseline does not record as failing the same way.
+    """The failing rows of a classified run that its baseline does not record as failing the same way, and the
+    rows it declines that the baseline records as matching.
 
     `rows` carry a status (known divergences applied); `baseline` has case_id, chunking and outcome labels.
     """
-    bad = rows[failing(rows)]
+    bad = rows[failing(rows) | declined_matches(rows, baseline)]
     if bad.empty:
         return bad.assign(label=pd.Series(dtype=str), expected=pd.Series(dtype=str))
     bad = bad.assign(label=run_labels(bad))

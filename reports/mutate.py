@@ -463,6 +463,9 @@ def verdict_of(reference: Reference, run_dir: Path, project: Path) -> tuple[str,
             reasons.append(f"{len(rows)} {what} ({shown})")
     if result.lost:
         reasons.append(f"{len(result.lost)} sweep items lost ({result.lost[0]})")
+    if not result.checked:
+        total = len(reference.baseline.outcomes)
+        reasons.append(f"nothing checked: the run holds none of the reference's {total} rows")
     return "; ".join(reasons), note
 
 

@@ -129,6 +129,19 @@ class RaisesOnLlama(Wrapper):
         return message
 
 
+class RenderFailed(Exception):
+    """The harness's name for a parser that reads the template but cannot render the session."""
+
+
+class RenderFailsOnLlama(Wrapper):
+    """Cannot render Llama 3.1 sessions while RENDER_FAILS is set (one parser before and after a change)."""
+
+    def open(self, session: Session) -> Reader:
+        if session.template == LLAMA31 and os.environ.get("RENDER_FAILS"):
+            raise RenderFailed("IndexError: string index out of range")
+        return super().open(session)
+
+
 class DeclinesLlama(Wrapper):
     """Declines Llama 3.1 sessions at open."""
 

@@ -112,6 +112,20 @@ def test_a_python_mutant_of_a_frozen_copy_is_swept_from_a_copy_and_killed_by_the
 
 
 @pytest.mark.oracle
+def test_a_mutant_breaking_the_parsers_own_render_is_killed_by_the_rows_it_declines(tmp_path: Path) -> None:
+    reply = frozen_reply(tmp_path)
+    broken = next(
+        m for m in mutants_of(reply, reply / "rendering.py")
+        if m.operator == "boolean" and m.original.startswith("size < limit and")
+    )
+    out = tmp_path / "out"
+    status = check_one(reply, "rendering.py", broken.id, out)
+    checked = report(out)[broken.id]
+    assert status == 0 and checked["status"] == "killed"
+    assert "regressions" in str(checked["reason"]) and "unsupported" in str(checked["reason"])
+
+
+@pytest.mark.oracle
 def test_a_survivor_in_template_analysis_that_builds_every_reader_alike_is_equivalent(tmp_path: Path) -> None:
     reply = frozen_reply(tmp_path)
     unreached = sorted((m for m in mutants_of(reply, reply / "analysis.py") if m.original == "ls[l1].value + suffix"

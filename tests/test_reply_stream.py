@@ -59,7 +59,7 @@ def test_no_marker_leaks_into_streamed_text(template: str) -> None:
             final = mine(reader.parse, text)
             kept = "" if isinstance(final, reply.Rejected) else final.content + final.reasoning_content
             stream = reader.stream()
-            for char in text:
+            for fed, char in enumerate(text, start=1):
                 snapshot = mine(stream.feed, char)
                 if isinstance(snapshot, reply.Rejected):
                     continue
@@ -67,7 +67,7 @@ def test_no_marker_leaks_into_streamed_text(template: str) -> None:
                     for marker in markers:
                         for cut in range(2, len(marker) + 1):
                             if shown.endswith(marker[:cut]) and marker[:cut] not in kept:
-                                pytest.fail(f"{template}: {marker[:cut]!r} leaked after {stream.ctx.text[-40:]!r}")
+                                pytest.fail(f"{template}: {marker[:cut]!r} leaked after {text[:fed][-40:]!r}")
 
 
 def long_reply(size: int) -> str:

@@ -13,6 +13,11 @@ import pytest
 
 from harness import sweep_command
 from oracle.client import Oracle
+from reports.ci import exit_status, rows_beyond
+from reports.diff import Change
+from reports.divergences import classify_run
+from reports.gate import check, read_baseline, update, write_baseline
+from reports.runs import load_run
 
 TESTS = Path(__file__).resolve().parent
 QWEN3 = "Qwen-Qwen3-0.6B.jinja"
@@ -153,6 +158,31 @@ def test_a_declined_session_gives_unsupported_rows(sweep: Sweep) -> None:
     assert {row["outcome"] for row in by_template(table(out, "rows"), LLAMA31)} == {"unsupported"}
     statuses = {row["template"]: row["status"] for row in table(out, "sessions")}
     assert statuses == {LLAMA31: "unsupported", QWEN3: "ok"}
+
+
+def test_a_session_the_parser_cannot_render_keeps_its_rows_and_fails_where_they_matched(
+    sweep: Sweep, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expectations = tmp_path / "expectations"
+    expectations.mkdir()
+    parser = PARSERS + "RenderFailsOnLlama"
+    _, before = sweep("renders", "--parser", parser, "--expectations", str(expectations))
+    baseline = expectations / "baseline"
+    write_baseline(baseline, update(read_baseline(baseline), load_run(before)))
+    monkeypatch.setenv("RENDER_FAILS", "1")
+    _, after = sweep("render-fails", "--parser", parser, "--expectations", str(expectations))
+    llama = by_template(table(after, "rows"), LLAMA31)
+    assert len(llama) == len(by_template(table(before, "rows"), LLAMA31)) > 0
+    assert {row["outcome"] for row in llama} == {"unsupported"}
+    assert all("string index out of range" in row["error"] for row in llama)
+    statuses = {row["template"]: row["status"] for row in table(after, "sessions")}
+    assert statuses == {LLAMA31: "render_failed", QWEN3: "ok"}
+    run = load_run(after)
+    verdict = classify_run(run)
+    failing = rows_beyond(run, verdict)
+    assert set(failing["template"]) == {LLAMA31} and exit_status(run, failing) == 1
+    result = check(read_baseline(baseline), run, verdict)
+    assert set(result.of(Change.REGRESSION)["template"]) == {LLAMA31} and not result.passed
 
 
 def test_the_subprocess_example_parser_round_trips(sweep: Sweep) -> None:
