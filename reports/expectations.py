@@ -114,10 +114,13 @@ def failing(rows: pd.DataFrame) -> pd.Series:
 
 def declined_matches(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.Series:
     """Rows the parser now declines (unsupported, its render failed) that its baseline records as matching."""
-    matched = baseline[baseline["outcome"].str.partition(" !")[0] == "match"]
-    keys = pd.MultiIndex.from_frame(matched[["case_id", "chunking"]])
-    recorded = pd.MultiIndex.from_frame(rows[["case_id", "chunking"]]).isin(keys)
-    return pd.Series(recorded, index=rows.index) & (rows["outcome"] == Status.UNSUPPORTED.value)
+    matched = {
+        (case, chunking)
+        for case, chunking, label in zip(baseline["case_id"], baseline["chunking"], baseline["outcome"])
+        if str(label).partition(" !")[0] == "match"
+    }
+    recorded = [key in matched for key in zip(rows["case_id"], rows["chunking"])]
+    return pd.Series(recorded, index=rows.index, dtype=bool) & (rows["outcome"] == Status.UNSUPPORTED.value)
 
 
 def beyond(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
