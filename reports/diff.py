@@ -11,7 +11,7 @@ import pandas as pd
 from reports.expectations import check_same_parser, run_labels
 from reports.runs import Run, pin_differences
 from reports.show import show_command
-from reports.statuses import STRUCTURAL_CHECKS, Status
+from reports.statuses import STRUCTURAL_CHECKS, Status, label_outcome
 from reports.tables import markdown_table, records
 
 KEYS = ["case_id", "chunking"]
@@ -71,7 +71,7 @@ def label_checks(label: str) -> dict[str, int | None]:
 
 def split_label(label: str) -> tuple[str, frozenset[str]]:
     """An outcome label's outcome and the checks it breaks: 'match !clean=2' -> ('match', {'clean'})."""
-    return label.partition(" !")[0], frozenset(label_checks(label))
+    return label_outcome(label), frozenset(label_checks(label))
 
 
 def more_breaks(base: dict[str, int | None], head: dict[str, int | None]) -> bool:
@@ -92,7 +92,7 @@ def classify_change(base: str | None, head: str | None) -> Change:
         return Change.GONE
     if base == head:
         return Change.SAME
-    base_outcome, head_outcome = base.partition(" !")[0], head.partition(" !")[0]
+    base_outcome, head_outcome = label_outcome(base), label_outcome(head)
     base_checks, head_checks = label_checks(base), label_checks(head)
     if (base_outcome == "match" and head_outcome != "match") or more_breaks(base_checks, head_checks):
         return Change.REGRESSION

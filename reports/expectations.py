@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
-from reports.statuses import STREAM_CHECKS, Status, outcome_label, structural_breaks
+from reports.statuses import STREAM_CHECKS, Status, label_outcome, outcome_label, structural_breaks
 
 PROJECT_PARSER = "reply"
 DIVERGENCES_FILE = "known_divergences.toml"
@@ -117,7 +117,7 @@ def declined_matches(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.Series:
     matched = {
         (case, chunking)
         for case, chunking, label in zip(baseline["case_id"], baseline["chunking"], baseline["outcome"])
-        if str(label).partition(" !")[0] == "match"
+        if label_outcome(str(label)) == Status.MATCH.value
     }
     recorded = [key in matched for key in zip(rows["case_id"], rows["chunking"])]
     return pd.Series(recorded, index=rows.index, dtype=bool) & (rows["outcome"] == Status.UNSUPPORTED.value)

@@ -57,6 +57,11 @@ def outcome_label(outcome: str, kind: str) -> str:
     return f"{outcome}:{kind}" if outcome == Outcome.MISMATCH.value and kind else outcome
 
 
+def label_outcome(label: str) -> str:
+    """A label's outcome without the checks it breaks: 'match !clean=2' -> 'match'."""
+    return label.partition(" !")[0]
+
+
 def structural_breaks(row: Any) -> list[str]:
     """The structural checks a row's parser reading breaks where llama.cpp's reading of it does not: those count
     against the parser (where both break one, it is llama.cpp's defect, listed in oracle_defects.md)."""
