@@ -119,6 +119,8 @@ BOOK_TRIP = _function(
             "description": "How to reach the traveller: an object schema without a type."},
         "tags": {"anyOf": [{"type": "string"}, {"items": {"type": "string"}}],
                  "description": "A tag or a list of tags, the list schema without a type."},
+        "memo_parts": {"type": ["string", "object"],
+                       "description": "The memo as a string or an object of parts (named after memo)."},
     },
     ["destination", "travellers", "cabin"],
 )
@@ -199,6 +201,16 @@ TYPELESS_TRIP = {
 under a oneOf of a list and null (where Functionary v3.2's template, which llama.cpp cannot render with a oneOf,
 does not look), and a list under an anyOf of a string and a list schema without a type; the required parameters
 first, in schema order."""
+
+PREFIXED_TRIP = {
+    "destination": "Rio",
+    "cabin": "economy",
+    "travellers": [{"name": "Ana"}],
+    "memo_parts": {"greeting": "Say \"obrigado\" twice", "sign": "Ana's crew"},
+}
+"""Arguments of book_trip with a parameter whose name begins with another's (memo_parts beside memo), holding an
+object where a string or an object may be, whose first string escapes a double quote and whose second holds a
+single quote; the required parameters first, in schema order."""
 
 ORDER_MEAL = _function(
     "order_meal",

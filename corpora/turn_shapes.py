@@ -7,7 +7,15 @@ from typing import Any
 
 from chatparity.model import ToolMode
 from corpora.conversations import call
-from corpora.tools import MEAL_ORDER, STRICT_TRIP, TUPLE_TRIP, TYPED_TRIP, TYPELESS_TRIP, UNTYPED_TRIP
+from corpora.tools import (
+    MEAL_ORDER,
+    PREFIXED_TRIP,
+    STRICT_TRIP,
+    TUPLE_TRIP,
+    TYPED_TRIP,
+    TYPELESS_TRIP,
+    UNTYPED_TRIP,
+)
 
 CONTENT = "It is sunny in Rio today, 31 °C."
 REASONING = "The user asks about Rio. The forecast says sunny, so I answer directly."
@@ -76,4 +84,5 @@ TURN_SHAPES: tuple[TurnShape, ...] = (
     TurnShape("untyped_schema_call", _assistant(calls=[call("book_trip", UNTYPED_TRIP)]), CALL_MODES),
     TurnShape("tuple_schema_call", _assistant(calls=[call("book_trip", TUPLE_TRIP)]), CALL_MODES),
     TurnShape("typeless_schemas_call", _assistant(calls=[call("book_trip", TYPELESS_TRIP)]), CALL_MODES),
+    TurnShape("prefixed_name_call", _assistant(calls=[call("book_trip", PREFIXED_TRIP)]), CALL_MODES),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from chatparity.model import Reply
 from corpora.catalog import plan, replies
+from corpora.tools import BOOK_TRIP
 from harness.profiles import rules_of
 from reply.schema import may_be_string, value_types
 
@@ -146,3 +147,12 @@ def test_a_call_carries_the_id_of_llama_cpps_analysis_probe_where_the_template_w
     (session,) = [s for s in plan("quick", "Qwen-Qwen3-0.6B.jinja", None, "think/auto")
                   if s.session.conversation == "single"]
     assert "call_id_of_the_analysis_probe" not in {reply.shape for reply in replies(session, "quick")}
+
+
+def test_a_call_names_a_parameter_whose_name_begins_with_another_and_holds_quotes_of_both_kinds() -> None:
+    kimi = quick_reply("Kimi-K3.jinja", "think/parallel", "prefixed_name_call", "typed_tools")
+    assert 'key="memo_parts" type="object"' in kimi.text and 'key="memo"' not in kimi.text
+    assert "memo" in BOOK_TRIP["function"]["parameters"]["properties"]
+    coder = quick_reply("Qwen3-Coder.jinja", "think/parallel", "prefixed_name_call", "typed_tools")
+    value = coder.text[coder.text.index("<parameter=memo_parts>"):]
+    assert value.index('\\"obrigado\\"') < value.index("Ana's")
