@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from chatparity.model import canonical_json
 
 CACHE_FILE = "oracle-answers.sqlite"
+WAIT_SECONDS = 120
 
 
 def default_directory() -> Path:
@@ -27,12 +29,25 @@ class OracleCache:
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / CACHE_FILE
-        self.connection = sqlite3.connect(self.path, timeout=120, isolation_level=None)
-        self.connection.execute("PRAGMA journal_mode=WAL")
-        self.connection.execute("PRAGMA synchronous=NORMAL")
-        self.connection.execute(
-            "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
-        )
+        self.connection = sqlite3.connect(self.path, timeout=WAIT_SECONDS, isolation_level=None)
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Switch to WAL and create the table, retried while another process does the same (SQLite refuses
+        a journal-mode switch at once, without waiting, when a fresh file is being set up elsewhere)."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            try:
+                self.connection.execute("PRAGMA journal_mode=WAL")
+                self.connection.execute("PRAGMA synchronous=NORMAL")
+                self.connection.execute(
+                    "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
+                )
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     @staticmethod
     def key(*parts: Any) -> str:
