@@ -18,6 +18,7 @@ ORIGIN = "toolcall"
 PROSE = "Let me check the weather for you."
 AFTER = "\nI will report back once I have it."
 THOUGHT_PREFIX = "I need the forecast first.\n"
+FOREIGN_THINK_START, FOREIGN_THINK_END = "<think>", "</think>"
 UNKNOWN_TOOL = "launch_rocket"
 PROBE_CALL_ID = "call00001"
 """The call id llama.cpp's template analysis renders its probe calls with (and some templates' readers keep)."""
@@ -70,6 +71,9 @@ class CallShape(str, Enum):
     SPACED_KEYS = "space_after_argument_keys"
     POINT_WITHOUT_DIGITS = "number_without_fraction_digits"
     PROBE_ID = "call_id_of_the_analysis_probe"
+    CALL_AFTER_UNCLOSED_THOUGHT = "call_after_unclosed_thought"
+    FOREIGN_THINK_TAGS = "thought_in_tags_the_template_lacks"
+    MISSING_LAST_BRACE = "call_missing_its_last_brace"
 
 
 QUICK_SHAPES = (
@@ -94,6 +98,9 @@ QUICK_SHAPES = (
     CallShape.SPACED_KEYS,
     CallShape.POINT_WITHOUT_DIGITS,
     CallShape.PROBE_ID,
+    CallShape.CALL_AFTER_UNCLOSED_THOUGHT,
+    CallShape.FOREIGN_THINK_TAGS,
+    CallShape.MISSING_LAST_BRACE,
 )
 
 
@@ -147,6 +154,9 @@ EXEMPT_CHECKS = {
     CallShape.PYTHON_QUOTED_VALUE: ("arguments_schema",),
     CallShape.NO_OPENING_WRAPPER: ("no_leakage",),
     CallShape.CALL_IN_THOUGHT: ("no_leakage",),
+    CallShape.CALL_AFTER_UNCLOSED_THOUGHT: ("no_leakage",),
+    CallShape.FOREIGN_THINK_TAGS: ("no_leakage",),
+    CallShape.MISSING_LAST_BRACE: ("arguments_json", "arguments_schema", "no_leakage"),
 }
 MEANT_PROBLEMS = {
     CallShape.UNKNOWN_NAME: ("unknown_action",),
@@ -439,6 +449,19 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
             return Skip(ORIGIN, shape.value, "the template has no thinking tags")
         lead = "" if frame.opened else frame.think_start
         return f"{lead}{THOUGHT_PREFIX}{body}{frame.think_end}"
+    if shape is CallShape.CALL_AFTER_UNCLOSED_THOUGHT:
+        if not (frame.think_start and frame.think_end):
+            return Skip(ORIGIN, shape.value, "the template has no thinking tags")
+        return f"{'' if frame.opened else frame.think_start}{THOUGHT_PREFIX}{body}"
+    if shape is CallShape.FOREIGN_THINK_TAGS:
+        if frame.think_start:
+            return Skip(ORIGIN, shape.value, "the template has thinking tags of its own")
+        return f"{FOREIGN_THINK_START}\n{THOUGHT_PREFIX}{FOREIGN_THINK_END}\n\n{head}{body}"
+    if shape is CallShape.MISSING_LAST_BRACE:
+        last = body.rfind("}")
+        if last < 0:
+            return Skip(ORIGIN, shape.value, "the written call has no closing brace")
+        return head + body[:last] + body[last + 1:]
     if not split.opening:
         return Skip(ORIGIN, shape.value, "the written call has no opening marker")
     return head + body.replace(split.opening, "", 1)
