@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chatparity.model import PROBLEMS, Message, Reading, Rejection, Session
-from harness.compare import parsed_object
+from harness.compare import compare, parsed_object
 
 MESSAGE_PROBLEMS = ("no_action", "multiple_actions", "prose_before_action")
 REJECTION_PROBLEMS = ("unknown_action",)
 REFUSAL_CAUSES = ("text_after_action", "unknown_action", "bad_args")
+FAULTS = (*REFUSAL_CAUSES, "cut_off", "unclosed_think")
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def message_problems(
 
 
 def problems_break(
-    reading: Reading, asked: Asked, meant: tuple[str, ...] = (), partial: bool = False
+    reading: Reading, asked: Asked, meant: tuple[str, ...] = (), partial: bool = False, truth: Message | None = None
 ) -> str | None:
     """Where the problems reported beside a whole reading (llama.cpp's reading, as the parser matched it) of
     a finished or cut (`partial`) reply contradict it or the problems the reply was written to show (`meant`):
@@ -50,8 +51,9 @@ def problems_break(
     parse as, reported with bad_syntax) without bad_syntax, with a problem only a message has, or naming
     another cause than the meant one; a message without a meant problem it shows (see written_break), with
     bad_syntax or unknown_action, with no_action, multiple_actions or prose_before_action other than its
-    calls, content and the request make them, or with bad_args while every call's arguments are a JSON
-    object."""
+    calls, content and the request make them, with bad_args while every call's arguments are a JSON
+    object, or with a fault (a cause of refusal, cut_off, unclosed_think) while a finished reply written for
+    its `truth`, with no problem meant, reads as exactly that message."""
     reported = reading.problems or ()
     unknown = [problem for problem in reported if problem not in PROBLEMS]
     if unknown:
@@ -66,6 +68,9 @@ def problems_break(
     written = written_break(reading, reported, meant, partial)
     if written:
         return written
+    faults = [problem for problem in FAULTS if problem in reported]
+    if faults and truth is not None and not partial and not meant and compare(truth, reading) is None:
+        return f"problems_agree: {faults[0]} reported, the reply reads as exactly the message it was written for"
     for problem in ("bad_syntax", *REJECTION_PROBLEMS):
         if problem in reported:
             return f"problems_agree: an accepted reading reported with {problem}"

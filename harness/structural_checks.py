@@ -182,7 +182,7 @@ def problems_judged(reading: Reading, reply: Reply, reference: Reading | None) -
 
 def reply_problems_break(reading: Reading, reply: Reply, asked: Asked) -> str | None:
     """problems_break for a reading of this reply: the problems it was written to show, finished or cut."""
-    return problems_break(reading, asked, reply.meant_problems, reply.partial)
+    return problems_break(reading, asked, reply.meant_problems, reply.partial, reply.truth)
 
 
 def check_reading(

@@ -188,3 +188,19 @@ def test_a_python_parser_s_problems_are_read_by_value() -> None:
 def test_the_protocol_schema_names_the_same_problems() -> None:
     schema = json.loads((ROOT / "harness" / "protocol.schema.json").read_text(encoding="utf-8"))
     assert tuple(schema["$defs"]["problems"]["items"]["enum"]) == PROBLEMS
+
+
+@pytest.mark.parametrize("fault", ["text_after_action", "bad_args", "cut_off", "unclosed_think"])
+def test_a_fault_reported_on_a_reply_read_as_the_message_it_was_written_for_breaks_the_check(fault: str) -> None:
+    written = Message(tool_calls=(CALL,))
+    read = Message(tool_calls=(CALL,), problems=(fault,))
+    found = problems_break(read, ASKED, truth=written)
+    assert found is not None and fault in found and "exactly the message" in found
+
+
+def test_a_fault_is_not_judged_against_a_truth_the_reading_differs_from_or_on_a_reply_meant_to_show_it() -> None:
+    read = Message(tool_calls=(CALL,), problems=("text_after_action",))
+    assert problems_break(read, ASKED, truth=Message(content="It is sunny.", tool_calls=(CALL,))) is None
+    assert problems_break(read, ASKED, meant=("text_after_action",), truth=Message(tool_calls=(CALL,))) is None
+    assert problems_break(Message(tool_calls=(CALL,), problems=("cut_off",)), ASKED, partial=True,
+                          truth=Message(tool_calls=(CALL,))) is None
