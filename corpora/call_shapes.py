@@ -37,6 +37,7 @@ CALLING_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 TAG_PATTERN = re.compile(r"<[^<>\s]{1,40}>|\[[A-Z_]{3,}\]|<[A-Za-z_:]{2,30}(?=[\s=])")
 CLOSING_PATTERN = re.compile(r"</[^<>\s]{1,40}>")
 CALL_ID_FIELD = re.compile(r'("(?:tool_call_)?id"\s*:\s*)"[^"]*"')
+NUMERIC_ID = "123456789"
 KEY_COLON = re.compile(r'("|(?<=[{,])[A-Za-z_]\w*):(?=[^\s/])')
 
 
@@ -74,6 +75,7 @@ class CallShape(str, Enum):
     CALL_AFTER_UNCLOSED_THOUGHT = "call_after_unclosed_thought"
     FOREIGN_THINK_TAGS = "thought_in_tags_the_template_lacks"
     MISSING_LAST_BRACE = "call_missing_its_last_brace"
+    NUMERIC_CALL_ID = "call_id_written_as_a_number"
 
 
 QUICK_SHAPES = (
@@ -101,6 +103,7 @@ QUICK_SHAPES = (
     CallShape.CALL_AFTER_UNCLOSED_THOUGHT,
     CallShape.FOREIGN_THINK_TAGS,
     CallShape.MISSING_LAST_BRACE,
+    CallShape.NUMERIC_CALL_ID,
 )
 
 
@@ -416,10 +419,11 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
         if spaced == body:
             return Skip(ORIGIN, shape.value, "the written call has no key written right before its value")
         return head + spaced
-    if shape is CallShape.EMPTY_CALL_ID:
+    if shape in (CallShape.EMPTY_CALL_ID, CallShape.NUMERIC_CALL_ID):
         if not CALL_ID_FIELD.search(body):
             return Skip(ORIGIN, shape.value, "the written call has no JSON id field")
-        return head + CALL_ID_FIELD.sub(r'\g<1>""', body, count=1)
+        written = '""' if shape is CallShape.EMPTY_CALL_ID else NUMERIC_ID
+        return head + CALL_ID_FIELD.sub(r"\g<1>" + written, body, count=1)
     if shape is CallShape.OPENAI_TYPE_FIELD:
         field = JSON_NAME_FIELD.search(body)
         if field is None or '"type"' in body:

@@ -119,6 +119,7 @@ BOOK_TRIP = _function(
             "description": "How to reach the traveller: an object schema without a type."},
         "tags": {"anyOf": [{"type": "string"}, {"items": {"type": "string"}}],
                  "description": "A tag or a list of tags, the list schema without a type."},
+        "nights": {"type": ["integer", "null"], "description": "Nights to stay, or null: a nullable integer."},
         "memo_parts": {"type": ["string", "object"],
                        "description": "The memo as a string or an object of parts (named after memo)."},
     },
@@ -206,11 +207,13 @@ PREFIXED_TRIP = {
     "destination": "Rio",
     "cabin": "economy",
     "travellers": [{"name": "Ana"}],
+    "nights": 3,
     "memo_parts": {"greeting": "Say \"obrigado\" twice", "sign": "Ana's crew"},
 }
-"""Arguments of book_trip with a parameter whose name begins with another's (memo_parts beside memo), holding an
-object where a string or an object may be, whose first string escapes a double quote and whose second holds a
-single quote; the required parameters first, in schema order."""
+"""Arguments of book_trip with an integer under a type list without a string (a nullable integer), and a parameter
+whose name begins with another's (memo_parts beside memo), holding an object where a string or an object may be,
+whose first string escapes a double quote and whose second holds a single quote; the required parameters first,
+in schema order."""
 
 ORDER_MEAL = _function(
     "order_meal",

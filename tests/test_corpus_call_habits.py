@@ -156,3 +156,11 @@ def test_a_call_names_a_parameter_whose_name_begins_with_another_and_holds_quote
     coder = quick_reply("Qwen3-Coder.jinja", "think/parallel", "prefixed_name_call", "typed_tools")
     value = coder.text[coder.text.index("<parameter=memo_parts>"):]
     assert value.index('\\"obrigado\\"') < value.index("Ana's")
+
+
+def test_a_nullable_integer_is_called_where_no_string_is_allowed_and_a_call_id_is_written_as_a_number() -> None:
+    minimax = quick_reply("MiniMax-M3.jinja", "think/parallel", "prefixed_name_call", "typed_tools")
+    assert "<nights>3" in minimax.text
+    assert BOOK_TRIP["function"]["parameters"]["properties"]["nights"]["type"] == ["integer", "null"]
+    nemo = quick_reply("mistralai-Mistral-Nemo-Instruct-2407.jinja", "think/auto", "call_id_written_as_a_number")
+    assert '"id": 123456789}' in nemo.text
