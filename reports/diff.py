@@ -11,7 +11,7 @@ import pandas as pd
 from reports.expectations import check_same_parser, run_labels
 from reports.runs import Run, pin_differences
 from reports.show import show_command
-from reports.statuses import STRUCTURAL_CHECKS, Status, label_outcome
+from reports.statuses import STRUCTURAL_CHECKS, Status, label_outcome, label_reading
 from reports.tables import markdown_table, records
 
 KEYS = ["case_id", "chunking"]
@@ -84,8 +84,9 @@ def more_breaks(base: dict[str, int | None], head: dict[str, int | None]) -> boo
 
 def classify_change(base: str | None, head: str | None) -> Change:
     """The change from a base outcome label to a head one (None: the row is absent): a regression when a row
-    that matched no longer does, or when it breaks a check it did not break before or in more snapshots; the
-    same when only a count one side lacks differs."""
+    that matched no longer does, when a mismatch reads otherwise than before (both labels pin its reading), or
+    when it breaks a check it did not break before or in more snapshots; the same when only a count one side
+    lacks differs."""
     if base is None:
         return Change.NEW
     if head is None:
@@ -94,7 +95,10 @@ def classify_change(base: str | None, head: str | None) -> Change:
         return Change.SAME
     base_outcome, head_outcome = label_outcome(base), label_outcome(head)
     base_checks, head_checks = label_checks(base), label_checks(head)
-    if (base_outcome == "match" and head_outcome != "match") or more_breaks(base_checks, head_checks):
+    readings = {label_reading(base), label_reading(head)}
+    reads_otherwise = base_outcome == head_outcome and "" not in readings and len(readings) == 2
+    lost_match = base_outcome == "match" and head_outcome != "match"
+    if lost_match or reads_otherwise or more_breaks(base_checks, head_checks):
         return Change.REGRESSION
     if head_outcome == base_outcome and not more_breaks(head_checks, base_checks):
         return Change.SAME

@@ -9,7 +9,15 @@ from typing import Any
 import pandas as pd
 
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
-from reports.statuses import STREAM_CHECKS, Status, label_outcome, outcome_label, structural_breaks
+from reports.statuses import (
+    READING_MARK,
+    STREAM_CHECKS,
+    Status,
+    label_outcome,
+    outcome_label,
+    reading_digest,
+    structural_breaks,
+)
 
 PROJECT_PARSER = "reply"
 DIVERGENCES_FILE = "known_divergences.toml"
@@ -91,16 +99,21 @@ def counted(check: str, row: Any) -> str:
     return check if count is None or pd.isna(count) else f"{check}={int(count)}"
 
 
-def row_label(outcome: str, kind: str, broken: list[str]) -> str:
-    """A row's label as baselines and diffs compare it: 'mismatch:calls', 'match !clean=2,monotonic'."""
+def row_label(outcome: str, kind: str, broken: list[str], reading: str = "") -> str:
+    """A row's label as baselines and diffs compare it: 'match !clean=2,monotonic', and for a mismatch the
+    digest of the parser's `reading` (JSON text) where given, 'mismatch:calls @0a1b2c3d4e', so a mismatch
+    that reads otherwise is a change."""
     label = outcome_label(outcome, kind)
+    if reading and outcome == Status.MISMATCH.value:
+        label += READING_MARK + reading_digest(reading)
     return f"{label} !{','.join(broken)}" if broken else label
 
 
 def run_labels(rows: pd.DataFrame) -> list[str]:
     """The label of every row of a run, its counted stream checks with their counts."""
     return [
-        row_label(row.outcome, row.kind, [counted(check, row) for check in broken_checks(row)])
+        row_label(row.outcome, row.kind, [counted(check, row) for check in broken_checks(row)],
+                  str(row.parser_reading or ""))
         for row in rows.itertuples()
     ]
 

@@ -24,7 +24,7 @@ from reports.diff import (
 from reports.divergences import Verdict
 from reports.expectations import run_labels
 from reports.runs import PIN_KEYS, Run, chunking_key, pin_differences
-from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS
+from reports.statuses import READING_MARK, STREAM_CHECKS, STRUCTURAL_CHECKS
 
 OUTCOMES = "outcomes.csv"
 STAMP = "stamp.json"
@@ -32,6 +32,7 @@ INFO = ["template", "mode", "origin", "shape"]
 COLUMNS = ["case_id", "chunking", "outcome", *INFO]
 CASE_ID = re.compile(r"[^\s,]+")
 COUNT = re.compile(r"[1-9][0-9]*")
+DIGEST = re.compile(r"[0-9a-f]{10}")
 FILE_COLUMNS = [*INFO, "chunkings", "outcome", "case_id"]
 
 
@@ -90,10 +91,13 @@ def outcome_labels() -> set[str]:
 
 
 def known_label(label: str, labels: set[str]) -> bool:
-    """Whether a baseline label is an outcome label, with the stream and structural checks it breaks after ' !'
-    if any, each maybe with its count of broken snapshots after '='."""
+    """Whether a baseline label is an outcome label (a mismatch maybe with its reading's digest after ' @'),
+    with the stream and structural checks it breaks after ' !' if any, each maybe with its count of broken
+    snapshots after '='."""
     outcome, _, broken = label.partition(" !")
-    if outcome not in labels:
+    outcome, marked, digest = outcome.partition(READING_MARK)
+    pinned = outcome.startswith(Outcome.MISMATCH.value) and DIGEST.fullmatch(digest)
+    if outcome not in labels or (marked and not pinned):
         return False
     for item in broken.split(",") if broken else []:
         check, counts, count = item.partition("=")

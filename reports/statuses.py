@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from enum import Enum
 from typing import Any
 
@@ -14,7 +15,9 @@ __all__ = [
     "STREAM_CHECKS",
     "STRUCTURAL_CHECKS",
     "Status",
+    "label_reading",
     "outcome_label",
+    "reading_digest",
     "raw_status",
     "structural_breaks",
 ]
@@ -57,9 +60,23 @@ def outcome_label(outcome: str, kind: str) -> str:
     return f"{outcome}:{kind}" if outcome == Outcome.MISMATCH.value and kind else outcome
 
 
+READING_MARK = " @"
+
+
+def reading_digest(reading: str) -> str:
+    """A short digest of a reading's JSON text, as a label pins a mismatching reading."""
+    return hashlib.sha256(reading.encode("utf-8")).hexdigest()[:10]
+
+
 def label_outcome(label: str) -> str:
-    """A label's outcome without the checks it breaks: 'match !clean=2' -> 'match'."""
-    return label.partition(" !")[0]
+    """A label's outcome without its reading's digest and the checks it breaks: 'match !clean=2' -> 'match',
+    'mismatch:calls @0a1b2c3d4e' -> 'mismatch:calls'."""
+    return label.partition(" !")[0].partition(READING_MARK)[0]
+
+
+def label_reading(label: str) -> str:
+    """The digest of the parser's reading a mismatch label pins ('' when it pins none)."""
+    return label.partition(" !")[0].partition(READING_MARK)[2]
 
 
 def structural_breaks(row: Any) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from chatparity.model import Row, SessionRecord, record_from
 from harness.store import connect, write_records, write_stamp
+from reports.statuses import reading_digest
 
 STAMP = {
     "llama_cpp_commit": "abc123",
@@ -24,6 +25,9 @@ STAMP = {
     "normalisations": ["arguments as JSON"],
 }
 MESSAGE = {"content": "Hello", "reasoning_content": "", "tool_calls": []}
+MISMATCHED = dict(MESSAGE, content="Hel")
+MISMATCH_READ = " @" + reading_digest(json.dumps(MISMATCHED))
+"""What a mismatch label of a row this builder writes carries: the digest of its parser reading."""
 
 
 @dataclass
@@ -82,7 +86,7 @@ class StoreBuilder:
             self.session(template, mode=mode)
         session = self.sessions[session_id]
         streamed = chunking != "whole"
-        parser = dict(MESSAGE, content="Hel") if outcome == "mismatch" else MESSAGE
+        parser = MISMATCHED if outcome == "mismatch" else MESSAGE
         record = {
             "case_id": case,
             "chunking": chunking,

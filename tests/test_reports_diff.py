@@ -8,11 +8,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from reports_store_builder import StoreBuilder
+from reports_store_builder import MISMATCH_READ, StoreBuilder
 
 from reports.commands.diff import main as diff_main
 from reports.diff import Change, PinMismatch, change_counts, diff_json, diff_markdown, diff_runs
 from reports.runs import load_run
+from reports.statuses import label_outcome
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,7 +56,7 @@ def test_planted_changes_are_found(tmp_path: Path) -> None:
     assert diff.of(Change.REGRESSION)["case_id"].tolist() == ["a1", "b1"]
     assert diff.of(Change.FIX)["case_id"].tolist() == ["a2"]
     changed = diff.of(Change.KIND_CHANGE).iloc[0]
-    assert (changed["case_id"], changed["base"], changed["head"]) == (
+    assert (changed["case_id"], label_outcome(changed["base"]), label_outcome(changed["head"])) == (
         "a3",
         "mismatch:calls",
         "mismatch:reasoning",
@@ -76,7 +77,9 @@ def test_markdown_shows_top_rows_and_the_rest_as_a_count(tmp_path: Path) -> None
     assert "### Regressions (2)" in text and "…and 1 others." in text
     assert "mismatch:calls" in text and "Full report: https://ci.test/report" in text
     assert "### New rows that do not match (1)" in text and "### Fixes (1)" in text
-    assert "| a2        | mismatch:content | match  | content @3" in text
+    (fixed,) = [line for line in text.splitlines() if "| a2 " in line]
+    assert [cell.strip() for cell in fixed.split("|")[6:9]] == [
+        f"mismatch:content{MISMATCH_READ}", "match", "content @3: 'lo' vs ''"]
     assert "### Per template (2 with changes)" in text
 
 
@@ -194,3 +197,15 @@ def test_runs_of_different_parsers_are_refused_unless_allowed(
     assert "--allow-other-parser" in capsys.readouterr().err
     assert diff_main([str(base), str(head), "--allow-other-parser"], "chatparity diff") == 0
     assert "WARNING: the base run is of parser 'reply', the run of 'cmd:node mine.mjs'" in capsys.readouterr().err
+
+
+def test_a_mismatch_that_reads_otherwise_with_the_same_kind_is_a_regression(tmp_path: Path) -> None:
+    base = StoreBuilder(tmp_path / "base").row("a1", "a.jinja", outcome="mismatch", kind="content").write()
+    other = json.dumps({"content": "Help", "reasoning_content": "", "tool_calls": []})
+    head = StoreBuilder(tmp_path / "head").row(
+        "a1", "a.jinja", outcome="mismatch", kind="content", parser_reading=other).write()
+    same = StoreBuilder(tmp_path / "same").row("a1", "a.jinja", outcome="mismatch", kind="content").write()
+    changed = diff_runs(load_run(base), load_run(head))
+    assert changed.of(Change.REGRESSION)["case_id"].tolist() == ["a1"]
+    assert label_outcome(changed.rows["base"][0]) == label_outcome(changed.rows["head"][0]) == "mismatch:content"
+    assert diff_runs(load_run(base), load_run(same)).of(Change.SAME)["case_id"].tolist() == ["a1"]

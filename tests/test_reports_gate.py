@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from reports_store_builder import StoreBuilder
+from reports_store_builder import MESSAGE, MISMATCH_READ, StoreBuilder
 
 from reports.commands.diff import main as diff_main
 from reports.commands.gate import main as gate_main
 from reports.gate import read_baseline
 
 PROG = "chatparity gate"
+READ = MISMATCH_READ
 
 
 def run_with(directory: Path, outcomes: dict[tuple[str, str], tuple[str, str]], **stamp: str) -> Path:
@@ -46,8 +48,8 @@ def test_update_writes_a_sorted_compact_baseline(baseline: Path) -> None:
     assert (baseline / "outcomes.csv").read_text() == (
         "template,mode,origin,shape,chunkings,outcome,case_id\n"
         "a.jinja,nothink/none,roundtrip,plain,whole char,match,c1\n"
-        "a.jinja,nothink/none,roundtrip,plain,whole,mismatch:calls,c2\n"
-        "a.jinja,nothink/none,roundtrip,plain,whole,mismatch:content,c3\n"
+        f"a.jinja,nothink/none,roundtrip,plain,whole,mismatch:calls{READ},c2\n"
+        f"a.jinja,nothink/none,roundtrip,plain,whole,mismatch:content{READ},c3\n"
     )
     assert read_baseline(baseline).stamp["llama_cpp_commit"] == "abc123"
 
@@ -75,7 +77,7 @@ def test_a_kind_change_is_reported_without_failing(
 ) -> None:
     head = run_with(tmp_path / "head", {**BASE, ("c3", "whole"): ("mismatch", "reasoning")})
     assert gate_main(["--baseline", str(baseline), str(head)], PROG) == 0
-    assert "mismatch:content -> mismatch:reasoning" in capsys.readouterr().out
+    assert f"mismatch:content{READ} -> mismatch:reasoning{READ}" in capsys.readouterr().out
 
 
 def test_update_rewrites_only_the_rows_that_ran(tmp_path: Path, baseline: Path) -> None:
@@ -85,10 +87,10 @@ def test_update_rewrites_only_the_rows_that_ran(tmp_path: Path, baseline: Path) 
     assert gate_main(["--baseline", str(baseline), "--update", str(partial_run)], PROG) == 0
     outcomes = read_baseline(baseline).outcomes.set_index(["case_id", "chunking"])["outcome"].to_dict()
     assert outcomes == {
-        ("c1", "char"): "mismatch:calls",
+        ("c1", "char"): f"mismatch:calls{READ}",
         ("c1", "whole"): "match",
-        ("c2", "whole"): "mismatch:calls",
-        ("c3", "whole"): "mismatch:content",
+        ("c2", "whole"): f"mismatch:calls{READ}",
+        ("c3", "whole"): f"mismatch:content{READ}",
         ("c9", "whole"): "match",
     }
 
@@ -181,7 +183,7 @@ def test_giving_up_a_known_divergence_is_a_regression_not_an_improvement(
     assert gate_main(["--baseline", str(baseline), "--divergences", str(rule), str(head)], PROG) == 1
     out = capsys.readouterr().out
     assert "1 regressions" in out and "0 improvements" in out
-    assert "case c2: mismatch:calls -> match" in out.split("REGRESSIONS")[1]
+    assert f"case c2: mismatch:calls{READ} -> match" in out.split("REGRESSIONS")[1]
     diff_rule = tmp_path / "expectations"
     diff_rule.mkdir()
     (diff_rule / "known_divergences.toml").write_text(rule.read_text())
@@ -190,3 +192,20 @@ def test_giving_up_a_known_divergence_is_a_regression_not_an_improvement(
     assert diff_main([str(base), str(head)], "chatparity diff") == 1
     out = capsys.readouterr().out
     assert "### Regressions (1)" in out and "### Fixes" not in out
+
+
+def test_a_mismatch_that_reads_otherwise_fails_and_a_damaged_digest_is_named(
+    tmp_path: Path, baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    builder = StoreBuilder(tmp_path / "head")
+    for (case, chunking), (outcome, kind) in BASE.items():
+        other = json.dumps(dict(MESSAGE, content="Help")) if case == "c3" else None
+        builder.row(case, "a.jinja", chunking, outcome, kind, **({"parser_reading": other} if other else {}))
+    head = builder.write()
+    assert gate_main(["--baseline", str(baseline), str(head)], PROG) == 1
+    out = capsys.readouterr().out
+    assert "1 regressions" in out and f"case c3: mismatch:content{READ} -> mismatch:content @" in out
+    damaged = (baseline / "outcomes.csv").read_text().replace(READ, " @nothex")
+    (baseline / "outcomes.csv").write_text(damaged)
+    assert gate_main(["--baseline", str(baseline), str(head)], PROG) == 2
+    assert "field 'outcome': 'mismatch:calls @nothex' is not an outcome" in capsys.readouterr().err

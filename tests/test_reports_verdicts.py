@@ -8,7 +8,7 @@ from xml.etree import ElementTree
 
 import pandas as pd
 import pytest
-from reports_store_builder import StoreBuilder
+from reports_store_builder import MISMATCH_READ, StoreBuilder
 
 from chatparity.cli import main as cli
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
@@ -23,6 +23,7 @@ from reports.expectations import (
     row_label,
 )
 from reports.runs import load_run
+from reports.statuses import reading_digest
 
 
 def run_with(tmp_path: Path, parser: str = "cmd:./mine", expectations: str | None = None) -> Path:
@@ -61,10 +62,11 @@ def test_rows_beyond_expectations_are_the_failures_the_baseline_does_not_record(
     found = beyond(rows, empty)
     assert sorted(zip(found["case_id"], found["chunking"], found["label"])) == [
         ("c1", "char", "match !clean,snapshot_parity"),
-        ("c1", "whole", "mismatch:content"),
+        ("c1", "whole", f"mismatch:content{MISMATCH_READ}"),
     ]
     recorded = pd.DataFrame(
-        [("c1", "whole", "mismatch:content"), ("c1", "char", "match")], columns=["case_id", "chunking", "outcome"]
+        [("c1", "whole", f"mismatch:content{MISMATCH_READ}"), ("c1", "char", "match")],
+        columns=["case_id", "chunking", "outcome"],
     )
     left = beyond(rows, recorded)
     assert list(zip(left["case_id"], left["chunking"], left["expected"])) == [("c1", "char", "match")]
@@ -73,6 +75,9 @@ def test_rows_beyond_expectations_are_the_failures_the_baseline_does_not_record(
 
 def test_labels_carry_broken_stream_checks() -> None:
     assert row_label("mismatch", "calls", []) == "mismatch:calls"
+    reading = '{"content": "x"}'
+    assert row_label("mismatch", "calls", ["clean"], reading) == f"mismatch:calls @{reading_digest(reading)} !clean"
+    assert row_label("match", "", [], reading) == "match"
     assert row_label("match", "", ["clean", "snapshot_parity"]) == "match !clean,snapshot_parity"
 
 

@@ -46,6 +46,8 @@ function callOf(body, partial, names) {
   const value = argumentsValue(body.slice(head[0].length));
   if (!value) return partial ? { name: head[1], arguments: body.slice(head[0].length).trimEnd(), id: "" } : { error: "unfinished arguments" };
   if (!partial && !names.has(head[1])) return { error: `unknown tool ${head[1]}` };
+  const after = body.slice(head[0].length + value.end);
+  if (!partial && !/^\s*\}\s*$/.test(after)) return { error: "a call's object does not close after its arguments" };
   return { name: head[1], arguments: value.json, id: "" };
 }
 
