@@ -24,7 +24,7 @@ from reports.diff import (
 from reports.divergences import Verdict
 from reports.expectations import run_labels
 from reports.runs import PIN_KEYS, Run, chunking_key, pin_differences
-from reports.statuses import READING_MARK, STREAM_CHECKS, STRUCTURAL_CHECKS
+from reports.statuses import READING_MARK, STREAM_CHECKS, STRUCTURAL_CHECKS, label_outcome, label_reading
 
 OUTCOMES = "outcomes.csv"
 STAMP = "stamp.json"
@@ -94,10 +94,10 @@ def known_label(label: str, labels: set[str]) -> bool:
     """Whether a baseline label is an outcome label (a mismatch maybe with its reading's digest after ' @'),
     with the stream and structural checks it breaks after ' !' if any, each maybe with its count of broken
     snapshots after '='."""
-    outcome, _, broken = label.partition(" !")
-    outcome, marked, digest = outcome.partition(READING_MARK)
+    head, _, broken = label.partition(" !")
+    outcome, digest = label_outcome(label), label_reading(label)
     pinned = outcome.startswith(Outcome.MISMATCH.value) and DIGEST.fullmatch(digest)
-    if outcome not in labels or (marked and not pinned):
+    if outcome not in labels or (READING_MARK in head and not pinned):
         return False
     for item in broken.split(",") if broken else []:
         check, counts, count = item.partition("=")
