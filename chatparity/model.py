@@ -10,6 +10,7 @@ import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any, Protocol, Union, get_args, get_origin, get_type_hints
 
 PINNED_NOW = "2025-06-15T10:30:00Z"
@@ -79,8 +80,9 @@ class Message:
         )
 
     @classmethod
-    def of(cls, obj: Any) -> Message:
-        """A message from any object with content, reasoning_content and tool_calls attributes."""
+    def of(cls, obj: Any, problems: bool = True) -> Message:
+        """A message from any object with content, reasoning_content and tool_calls attributes (and its
+        problems, unless `problems` is false)."""
         calls = tuple(
             ToolCall(name=call.name, arguments=call.arguments, id=getattr(call, "id", "") or "")
             for call in getattr(obj, "tool_calls", ()) or ()
@@ -89,7 +91,7 @@ class Message:
             content=getattr(obj, "content", "") or "",
             reasoning_content=getattr(obj, "reasoning_content", "") or "",
             tool_calls=calls,
-            problems=problems_of(obj),
+            problems=problems_of(obj) if problems else None,
         )
 
 
@@ -242,7 +244,7 @@ class Session:
         """The chat_template_kwargs under their older name, kept for parsers written against it."""
         return self.chat_template_kwargs
 
-    @property
+    @cached_property
     def id(self) -> str:
         """A stable hash of what the session is made of."""
         return stable_hash(
@@ -291,7 +293,7 @@ class Case:
     session: Session
     reply: Reply
 
-    @property
+    @cached_property
     def id(self) -> str:
         """A stable hash of the template, mode, conversation, reply and partial flag."""
         return stable_hash(self.session.id, self.reply.text, self.reply.partial)

@@ -43,11 +43,18 @@ def excerpt(text: str, offset: int) -> str:
 
 
 def first_difference(expected: str, actual: str) -> int:
-    """The first code point where two strings differ (the shorter length if one extends the other)."""
-    for offset, (left, right) in enumerate(zip(expected, actual)):
-        if left != right:
-            return offset
-    return min(len(expected), len(actual))
+    """The first code point where two strings differ (the shorter length if one extends the other), found by
+    halving the span still unequal (slices compare in C)."""
+    same, differs = 0, min(len(expected), len(actual))
+    if expected[:differs] == actual[:differs]:
+        return differs
+    while differs - same > 1:
+        middle = (same + differs) // 2
+        if expected[same:middle] == actual[same:middle]:
+            same = middle
+        else:
+            differs = middle
+    return same
 
 
 def text_difference(path: str, expected: str, actual: str, note: str = "") -> str | None:
@@ -189,6 +196,17 @@ def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None)
     if not message_differences(without_whitespace(expected), without_whitespace(actual), reference):
         return Difference(Kind.WHITESPACE, detail)
     return Difference(found[0][0], detail)
+
+
+def agrees(expected: Reading, actual: Reading) -> bool:
+    """Whether `compare` finds no difference, without describing one."""
+    if isinstance(expected, Rejection) or isinstance(actual, Rejection):
+        return isinstance(expected, Rejection) and isinstance(actual, Rejection)
+    if expected == actual and not any(NAN.search(call.arguments) for call in expected.tool_calls):
+        return True
+    if expected.content != actual.content or expected.reasoning_content != actual.reasoning_content:
+        return False
+    return not calls_differences(expected.tool_calls, actual.tool_calls, expected.tool_calls)
 
 
 def message_differences(expected: Message, actual: Message, reference: Message) -> list[tuple[Kind, str]]:

@@ -183,13 +183,14 @@ def guarded(call: Callable[[], T], timeout: float) -> T:
         raise ParserCrashed(described(error)) from error
 
 
-def reading(call: Callable[[], Any], timeout: float) -> Reading:
-    """A guarded call's message, or the Rejection it raised (their problems read under the guard too)."""
+def reading(call: Callable[[], Any], timeout: float, problems: bool = True) -> Reading:
+    """A guarded call's message, or the Rejection it raised, with their problems (read under the guard too)
+    unless `problems` is false: a stream's snapshots, whose problems nothing judges, are read without."""
     try:
-        return guarded(lambda: Message.of(call()), timeout)
+        return guarded(lambda: Message.of(call(), problems), timeout)
     except Exception as error:
         if named(error, "Rejected"):
-            return Rejection(str(error), guarded(partial(problems_of, error), timeout))
+            return Rejection(str(error), guarded(partial(problems_of, error), timeout) if problems else None)
         if named(error, "Unsupported"):
             raise ParserCrashed(f"Unsupported raised after open: {error}") from error
         raise
@@ -207,10 +208,13 @@ class PythonReader:
         return reading(lambda: self.reader.parse(text, partial=partial), self.timeout)
 
     def stream(self, chunks: Sequence[str], finish: bool) -> StreamRead:
-        """Feed each chunk to a fresh stream; finish it when the reply is finished."""
+        """Feed each chunk to a fresh stream; finish it when the reply is finished (else its last snapshot,
+        read with its problems, is its final reading)."""
         with deadline_scope():
             stream = guarded(self.reader.stream, self.timeout)
-            snapshots = tuple(reading(partial(stream.feed, chunk), self.timeout) for chunk in chunks)
+            last = len(chunks) - 1
+            snapshots = tuple(reading(partial(stream.feed, chunk), self.timeout, index == last and not finish)
+                              for index, chunk in enumerate(chunks))
             final = reading(stream.finish, self.timeout) if finish else snapshots[-1]
         return StreamRead(snapshots, final)
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from chatparity.model import Message, Reading, Rejection
-from harness.compare import compare, excerpt, first_difference
+from chatparity.model import Message, Reading
+from harness.compare import agrees, compare, excerpt, first_difference
 
 
 @dataclass(frozen=True)
@@ -150,9 +150,9 @@ def parity_breaks(
     breaks = Breaks()
     for reading, end in zip(snapshots, ends):
         expected = oracle_partials[end]
-        if expected == reading and (
-            isinstance(reading, Rejection) or not any("NaN" in call.arguments for call in reading.tool_calls)
-        ):
+        if breaks.count:
+            if not agrees(expected, reading):
+                breaks = breaks.add("")
             continue
         found = compare(expected, reading)
         if found:

@@ -24,6 +24,7 @@ from templates.pins import resolve_version
 
 STDERR_TAIL_LINES = 20
 BINARY_ENV = "CHATPARITY_ORACLE_BINARY"
+CHILD_HANDLES_KEPT = 256
 
 
 class OracleError(RuntimeError):
@@ -172,8 +173,12 @@ class Oracle:
         return {key: value for key, value in response.items() if key != "id"}
 
     def render(self, request: dict[str, Any]) -> Render:
-        """Render a session (the fields of Session.render_request()); raises OracleError if the template fails."""
+        """Render a session (the fields of Session.render_request()); raises OracleError if the template fails.
+        A child holding CHILD_HANDLES_KEPT handles (llama.cpp keeps every one) is replaced first, so its memory
+        stays bounded; a handle it held is rendered again in the new child when next used."""
         with self._lock:
+            if len(self._child_handles) >= CHILD_HANDLES_KEPT:
+                self._kill()
             response = self.request({**request, "op": "render"})
             with self._malformed("render", response):
                 fields = {name: response[name] for name in Render.__dataclass_fields__ if name != "handle"}

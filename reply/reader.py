@@ -31,6 +31,7 @@ from reply.template import Template
 REJECTION = "The model produced output that does not match the expected peg-native format"
 TOO_DEEP = "The reply nests deeper than the parser's grammar can recurse"
 PLACEHOLDER_MESSAGES = [{"role": "user", "content": "Hello"}]
+DIAGNOSED_KEPT = 256
 
 
 class _DeepRecursion:
@@ -130,6 +131,7 @@ class Reader:
         self.longest_marker = max(map(len, self.markers), default=0)
         self.fast = True
         self.shared: Replay | None = None
+        self.diagnosed: dict[str, tuple[Problem, ...]] = {}
 
     def parse(self, text: str, partial: bool = False) -> Message:
         """The message in a reply; Rejected when llama.cpp would throw. A partial (cut off) reply reads as a
@@ -216,6 +218,17 @@ class Reader:
         """The grammar's parsers by id (what a stream's fast path reads a parse's frontier with)."""
         return parsers_by_id(self.arena.root)
 
+    def failure_problems(self, text: str, result: Result) -> tuple[Problem, ...]:
+        """The problems of the input `text` (generation prompt and reply) whose parse failed (`result`),
+        worked out once per text: diagnosing re-reads the reply, and a refused reply is refused again by every
+        stream of it."""
+        found = self.diagnosed.get(text)
+        if found is None:
+            if len(self.diagnosed) >= DIAGNOSED_KEPT:
+                self.diagnosed.clear()
+            found = self.diagnosed[text] = find_problems(self, Context(text), result, None)
+        return found
+
     def read(self, ctx: Context, result: Result, partial: bool, diagnose: bool = True) -> Message:
         """common_chat_peg_parse's reading of a parse result, with its problems when `diagnose`."""
         return self.mapped_read(ctx, result, partial, diagnose)[0]
@@ -224,9 +237,10 @@ class Reader:
                     diagnose: bool = True) -> tuple[Message, Mapped | None]:
         """`read`, and what the mapper read (None when the parse failed)."""
         if result.status is Status.FAIL:
+            text = ctx.text
             if partial and result.end > 0:
-                return Message(problems=find_problems(self, ctx, result, None) if diagnose else ()), None
-            raise Rejected(REJECTION, lambda: find_problems(self, ctx, result, None))
+                return Message(problems=self.failure_problems(text, result) if diagnose else ()), None
+            raise Rejected(REJECTION, lambda: self.failure_problems(text, result))
         mapped = self.syntax.mapper(ctx.text, result.nodes)
         message = Message(
             reasoning_content="".join(mapped.reasoning),

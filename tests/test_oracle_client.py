@@ -43,6 +43,19 @@ def test_a_crash_is_reported_for_that_request_and_handles_survive(own_oracle, qw
     assert own_oracle.pid not in (None, first_pid)
 
 
+def test_a_child_holding_its_share_of_handles_is_replaced_and_old_handles_still_read(
+    own_oracle, qwen3, monkeypatch
+):
+    monkeypatch.setattr("oracle.client.CHILD_HANDLES_KEPT", 3)
+    first = own_oracle.render(qwen3)
+    pids = [own_oracle.pid]
+    for _ in range(5):
+        own_oracle.render({**qwen3, "messages": [{"role": "user", "content": f"hi {len(pids)}"}]})
+        pids.append(own_oracle.pid)
+    assert pids[:3] == [pids[0]] * 3 and pids[3:6] == [pids[3]] * 3 and pids[3] != pids[0]
+    assert own_oracle.parse(first.handle, REPLY) == Message("hello", "x")
+
+
 def test_a_child_killed_mid_request_is_reported_and_restarted(own_oracle, qwen3):
     rendered = own_oracle.render(qwen3)
     pid = own_oracle.pid

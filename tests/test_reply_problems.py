@@ -62,3 +62,38 @@ def test_a_code_argument_with_braces_and_escaped_quotes_in_strings_has_no_proble
     message = reply.open(planned.session).parse(code_call.text)
     assert "雨 {" in code_call.text
     assert message.problems == ()
+
+
+def test_a_refused_reply_is_diagnosed_once_whatever_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole parse and every stream's finish of one refused reply share one diagnosis, the problems a
+    fresh reader finds; another reply gets its own."""
+    import reply.reader
+
+    calls: list[str] = []
+    find = reply.reader.find_problems
+
+    def counted(reader, ctx, result, mapped):
+        calls.append(ctx.text)
+        return find(reader, ctx, result, mapped)
+
+    monkeypatch.setattr(reply.reader, "find_problems", counted)
+    reader = reply.open(session("Qwen-Qwen3-0.6B.jinja", "think/auto"))
+    refused = CALL.replace("get_weather", "get_wether")
+    problems = []
+    for chunk in (len(refused), 1, 7):
+        stream = reader.stream()
+        for start in range(0, len(refused), chunk):
+            stream.feed(refused[start:start + chunk])
+        with pytest.raises(reply.Rejected) as refusal:
+            stream.finish()
+        problems.append(refusal.value.problems)
+    with pytest.raises(reply.Rejected) as refusal:
+        reader.parse(refused)
+    problems.append(refusal.value.problems)
+    assert len(set(calls)) == len(calls) == 1
+    assert set(problems) == {(Problem.BAD_SYNTAX, Problem.UNKNOWN_ACTION)}
+    with pytest.raises(reply.Rejected) as other:
+        reader.parse(CALL + "\nDone.")
+    assert other.value.problems == (Problem.TEXT_AFTER_ACTION, Problem.BAD_SYNTAX)
+    assert len(calls) == 2
+    assert problems_of("think/auto", refused) == set(problems[0])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chatparity.model import Kind, Message, Rejection, ToolCall
-from harness.compare import compare, verdict
+from harness.compare import agrees, compare, first_difference, verdict
 
 RIO = ToolCall("get_weather", '{"city": "Rio", "days": 4}')
 PARIS = ToolCall("get_weather", '{"city": "Paris"}')
@@ -104,3 +104,28 @@ def test_truth_verdicts_take_ids_from_the_oracle() -> None:
     truth = Message(tool_calls=(ToolCall(RIO.name, RIO.arguments, "call_1"),))
     assert verdict(truth, Message(tool_calls=(RIO,)), ids_from=Message(tool_calls=(RIO,))) == "match"
     assert verdict(truth, Message("x", tool_calls=(RIO,))) == "content"
+
+
+def test_agrees_exactly_where_compare_finds_no_difference() -> None:
+    nan_text = ToolCall("f", '{"note": "NaN"}')
+    nan_value = ToolCall("f", '{"x": NaN}')
+    readings = [
+        Message(), Message("a"), Message("a", "b"), Message("a", "b ", (RIO,)), Message("a", "b", (RIO,)),
+        Message("a", "b", (ToolCall("get_weather", '{ "days":4,"city":"Rio" }'),)),
+        Message("a", "b", (ToolCall("get_weather", '{"city": "Rio", "days": 4.0}'),)),
+        Message("a", "b", (ToolCall("get_weather", '{"city": "Rio", "days": 4}', "id1"),)),
+        Message("a", "b", (ToolCall("get_weather", '{"city": "Rio", "days": 4'),)),
+        Message("a", "b", (RIO, PARIS)), Message(tool_calls=(nan_text,)), Message(tool_calls=(nan_value,)),
+        Rejection("x"), Rejection("y"),
+    ]
+    for expected in readings:
+        for actual in readings:
+            assert agrees(expected, actual) == (compare(expected, actual) is None), (expected, actual)
+
+
+def test_first_difference_is_the_first_unequal_code_point() -> None:
+    pairs = [("", ""), ("abc", "abc"), ("abc", "abd"), ("abc", "ab"), ("", "x"), ("xa" * 300 + "b", "xa" * 300 + "c"),
+             ("é🙂a", "é🙂b"), ("a" * 1000, "a" * 999 + "b")]
+    for left, right in pairs:
+        expected = next((i for i, (x, y) in enumerate(zip(left, right)) if x != y), min(len(left), len(right)))
+        assert first_difference(left, right) == expected == first_difference(right, left)
