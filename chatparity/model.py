@@ -22,6 +22,21 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def common_prefix_length(first: str, second: str) -> int:
+    """How many code points two texts share at their start, found by halving the span still unequal (slices
+    compare in C)."""
+    same, differs = 0, min(len(first), len(second))
+    if first[:differs] == second[:differs]:
+        return differs
+    while differs - same > 1:
+        middle = (same + differs) // 2
+        if first[same:middle] == second[same:middle]:
+            same = middle
+        else:
+            differs = middle
+    return same
+
+
 def stable_hash(*parts: Any) -> str:
     """A short stable hex id of JSON-able parts."""
     return hashlib.sha256(canonical_json(list(parts)).encode("utf-8")).hexdigest()[:16]

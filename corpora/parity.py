@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
+from chatparity.model import common_prefix_length
 from corpora.planning import PlannedSession
 
 EQUAL = "equal"
@@ -11,7 +10,7 @@ EQUAL = "equal"
 
 def first_difference(first: str, second: str) -> int:
     """The code-point offset of the first difference of two different texts."""
-    return len(os.path.commonprefix([first, second]))
+    return common_prefix_length(first, second)
 
 
 def prompt_parity(planned: PlannedSession, oracle_prompt: str | None, oracle_error: str = "") -> str:

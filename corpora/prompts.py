@@ -41,7 +41,9 @@ def render_context(
     kwargs: dict[str, Any],
     add_generation_prompt: bool,
 ) -> dict[str, Any]:
-    """The variables llama.cpp sets, enable_thinking always and the date variables from the pinned clock."""
+    """The variables llama.cpp sets, enable_thinking always and the date variables from the pinned clock; the
+    tools and kwargs themselves become variables (a template may change them: pass values of this render's
+    own, as `_render_json` does)."""
     now = pinned_clock()
     context: dict[str, Any] = {
         "messages": template_messages(entry, messages),
@@ -53,8 +55,8 @@ def render_context(
         "add_generation_prompt": add_generation_prompt,
     }
     if tools:
-        context["tools"] = copy.deepcopy(list(tools))
-    context.update(copy.deepcopy(kwargs))
+        context["tools"] = list(tools)
+    context.update(kwargs)
     return context
 
 

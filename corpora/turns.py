@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
+
+from chatparity.model import common_prefix_length
 
 MARKER_PATTERN = re.compile(
     r"<\|[^<>|\s]{1,48}\|>"  # <|im_end|>, <|tool_call:begin|>
@@ -33,7 +34,7 @@ def find_markers(text: str) -> list[str]:
 
 def generation_prompt(prompt_without: str, prompt_with: str) -> str:
     """The generation prompt as llama.cpp finds it: the render with it minus the common prefix of both."""
-    return prompt_with[len(os.path.commonprefix([prompt_without, prompt_with])) :]
+    return prompt_with[common_prefix_length(prompt_without, prompt_with) :]
 
 
 def opens_thought(gp: str, think_start: str, think_end: str) -> bool:
@@ -126,4 +127,5 @@ def closes_a_pair(marker: str, text: str) -> bool:
 
 def common_suffix(first: str, second: str) -> str:
     """The longest common suffix of two texts."""
-    return os.path.commonprefix([first[::-1], second[::-1]])[::-1]
+    size = common_prefix_length(first[::-1], second[::-1])
+    return first[len(first) - size :]

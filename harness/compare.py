@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from chatparity.model import Kind, Message, Reading, Rejection, ToolCall
+from chatparity.model import Kind, Message, Reading, Rejection, ToolCall, common_prefix_length
 
 NORMALISATIONS = (
     "tool-call arguments compared as parsed JSON (as text when either side is not valid JSON)",
@@ -43,18 +43,8 @@ def excerpt(text: str, offset: int) -> str:
 
 
 def first_difference(expected: str, actual: str) -> int:
-    """The first code point where two strings differ (the shorter length if one extends the other), found by
-    halving the span still unequal (slices compare in C)."""
-    same, differs = 0, min(len(expected), len(actual))
-    if expected[:differs] == actual[:differs]:
-        return differs
-    while differs - same > 1:
-        middle = (same + differs) // 2
-        if expected[same:middle] == actual[same:middle]:
-            same = middle
-        else:
-            differs = middle
-    return same
+    """The first code point where two strings differ (the shorter length if one extends the other)."""
+    return common_prefix_length(expected, actual)
 
 
 def text_difference(path: str, expected: str, actual: str, note: str = "") -> str | None:

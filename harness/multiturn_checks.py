@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from enum import Enum
 
+from chatparity.model import common_prefix_length
 from corpora.turns import closes_a_pair
 from harness.compare import excerpt
 
@@ -96,7 +96,7 @@ class BoundaryCheck:
 
 def first_difference(expected: str, actual: str) -> int:
     """The first code point where two texts differ (the shorter length when one extends the other)."""
-    return len(os.path.commonprefix([expected, actual]))
+    return common_prefix_length(expected, actual)
 
 
 def classify(turn: TurnPrompts, offset: int) -> Break:

@@ -12,7 +12,7 @@ import jinja2
 from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from chatparity.model import PINNED_NOW
+from chatparity.model import PINNED_NOW, common_prefix_length
 
 
 class GenerationTag(Extension):
@@ -106,8 +106,4 @@ def generation_prompt(source: str, *, bos: str, eos: str, messages: list[dict[st
             "extra": extra, "now": now}
     without = render(source, add_generation_prompt=False, **args)
     with_gp = render(source, add_generation_prompt=True, **args)
-    size = 0
-    limit = min(len(without), len(with_gp))
-    while size < limit and without[size] == with_gp[size]:
-        size += 1
-    return with_gp[size:]
+    return with_gp[common_prefix_length(without, with_gp):]

@@ -53,11 +53,14 @@ def shape_kind(shape: str) -> str:
     return re.sub(r"\d+", "N", shape)
 
 
-def _fold(failing: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.DataFrame:
-    """Group failing rows by `keys`: counts, spans, a representative (shortest reply, 'whole' first, case id).
+def _fold(failing: pd.DataFrame, keys: list[str], columns: list[str], by: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Group failing rows by `keys`: counts, spans, a representative (shortest reply, 'whole' first, case id),
+    most rows first; with `by`, within each value of those columns (sorted by them first), as if each part
+    were folded on its own.
 
     Rows group on their shape kind (numbers blanked); the representative keeps its own shape.
     """
+    keys = [*by, *keys]
     failing = failing.assign(
         _chunk=per_distinct(failing["chunking"], chunking_key),
         _length=per_distinct(failing["reply"], len),
@@ -70,7 +73,8 @@ def _fold(failing: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.Data
     )
     shown = [column for column in columns if column not in keys and column not in summary.columns]
     table = summary.join(grouped[shown].first()).reset_index()
-    table = table.sort_values(["rows", *keys], ascending=[False, *[True] * len(keys)], kind="stable")
+    order = [*by, "rows", *keys[len(by):]]
+    table = table.sort_values(order, ascending=[column != "rows" for column in order], kind="stable")
     return table[columns].reset_index(drop=True)
 
 
@@ -135,8 +139,11 @@ def structure_groups(rows: pd.DataFrame) -> pd.DataFrame:
     return _fold(broken, ["family", "syntax", "shapes", "what", "llama.cpp too"], columns)
 
 
-def failure_groups(rows: pd.DataFrame, statuses: tuple[Status, ...] = GROUPED_STATUSES) -> pd.DataFrame:
-    """One line per way of failing (family, syntax, shape, status, kind, field path or error), most first.
+def failure_groups(
+    rows: pd.DataFrame, statuses: tuple[Status, ...] = GROUPED_STATUSES, by: tuple[str, ...] = ()
+) -> pd.DataFrame:
+    """One line per way of failing (family, syntax, shape, status, kind, field path or error), most first
+    (with `by`, within each value of those columns, e.g. per template and chunking).
 
     Each line carries the count, how many templates and cases it spans, and a representative row (the shortest
     reply, 'whole' chunking preferred, then by case id) with its template, mode, chunking, detail, readings.
@@ -164,4 +171,4 @@ def failure_groups(rows: pd.DataFrame, statuses: tuple[Status, ...] = GROUPED_ST
         detail_path(detail) if outcome == "mismatch" else error_head(error) or outcome
         for outcome, detail, error in zip(failing["outcome"], failing["detail"], failing["error"])
     ]
-    return _fold(failing, list(GROUP_KEYS), columns)
+    return _fold(failing, list(GROUP_KEYS), columns, by)

@@ -192,10 +192,12 @@ def cell_sections(rows: pd.DataFrame, run: Run) -> str:
     """A folded section per heatmap cell that has failing rows: its failure groups and first example."""
     parts = []
     failing = rows[~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])]
-    for (template, chunking), cell in failing.groupby(["template", "chunking"], sort=True):
-        statuses = (*NEW_STATUSES, Status.KNOWN, Status.UNEXPECTED_MATCH)
-        groups = failure_groups(cell, statuses)
-        summary = f"{template} · {chunking}: {len(cell)} rows fail ({len(groups)} ways)"
+    cell = ["template", "chunking"]
+    folded = failure_groups(failing, (*NEW_STATUSES, Status.KNOWN, Status.UNEXPECTED_MATCH), tuple(cell))
+    by_cell = {key: part.reset_index(drop=True) for key, part in folded.groupby(cell, sort=False)}
+    for (template, chunking), size in failing.groupby(cell, sort=True).size().items():
+        groups = by_cell.get((template, chunking), folded.iloc[:0])
+        summary = f"{template} · {chunking}: {size} rows fail ({len(groups)} ways)"
         body = group_table(groups.head(GROUPS_PER_CELL), run, ["rows", "status", "shapes", "kind", "what"])
         if not groups.empty:
             body += example(groups.iloc[0], run)

@@ -112,6 +112,29 @@ def test_failure_groups_fold_rows_that_fail_the_same_way(tmp_path: Path) -> None
     assert set(groups["status"]) == {"mismatch", "parser error", "oracle error"}
 
 
+def test_failure_groups_by_cell_are_each_cells_own_groups(tmp_path: Path) -> None:
+    """Folding by template and chunking at once gives, cell by cell, what folding each cell alone gives."""
+    builder = StoreBuilder(tmp_path / "cells")
+    pick = random.Random(7)
+    details = ["content @1: 'a' vs 'b'", "tool_calls[0].arguments.x @2: 'xy' vs 'x'", "reasoning_content @0: 'a' vs ''"]
+    for number in range(120):
+        template = pick.choice(["a.jinja", "b.jinja", "c.jinja"])
+        chunking = pick.choice(["whole", "char", "split"])
+        outcome = pick.choice(["mismatch", "mismatch", "parser_crashed", "match"])
+        builder.row(f"c{number:03d}", template, chunking, outcome, "content" if outcome == "mismatch" else "",
+                    detail=pick.choice(details) if outcome == "mismatch" else "",
+                    reply="x" * pick.randint(1, 9), shape=pick.choice(["s1", "s2", "fuzz:seed=1:2"]))
+    run = load_run(builder.write())
+    rows = apply_divergences(run.rows, run.sessions, ()).rows
+    cell = ["template", "chunking"]
+    folded = failure_groups(rows, by=tuple(cell))
+    assert len(folded) > 10
+    for key, part in rows.groupby(cell):
+        alone = failure_groups(part)
+        together = folded[(folded["template"] == key[0]) & (folded["chunking"] == key[1])]
+        pd.testing.assert_frame_equal(together.reset_index(drop=True), alone, check_dtype=False)
+
+
 def test_stream_groups_fold_broken_invariants(tmp_path: Path) -> None:
     groups = stream_groups(classified(tmp_path))
     assert groups[["family", "what", "rows", "case_id"]].to_dict(orient="records") == [
