@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
+from reports.groups import distinct_codes
 from reports.multiturn import append_safe_for_run
 from reports.runs import Run
 from reports.statuses import ORACLE_ERRORS, PARSER_ERRORS, Status
-from reports.tables import markdown_table, rate, ratio
+from reports.tables import FLAG, markdown_table, rate, ratio
 
 WIDTH = 80
 CALLING_TOOL_MODES = ("auto", "required", "parallel")
@@ -38,15 +40,20 @@ def reads_a_call(reading: object) -> bool:
 
 def _rates(rows: pd.DataFrame, by: str) -> pd.DataFrame:
     """Per group: finished and partial match counts, errors, known divergences, cases per origin."""
-    frame = rows.assign(
-        is_match=(rows["status"] == Status.MATCH.value).astype(int),
-        finished=(rows["partial"] == 0).astype(int),
-        errors=rows["outcome"].isin([*ORACLE_ERRORS, *PARSER_ERRORS]).astype(int),
-        known=(rows["status"] == Status.KNOWN.value).astype(int),
-        calls_read=[
-            int(chunking == "whole" and reads_a_call(reading))
-            for chunking, reading in zip(rows["chunking"], rows["oracle_reading"])
-        ],
+    codes, readings = distinct_codes(rows["oracle_reading"])
+    reads_calls = np.array([reads_a_call(reading) for reading in readings], dtype=bool)[codes]
+    frame = pd.DataFrame(
+        {
+            by: rows[by],
+            "case_id": rows["case_id"],
+            "origin": rows["origin"],
+            "is_match": (rows["status"] == Status.MATCH.value).astype(FLAG),
+            "finished": (rows["partial"] == 0).astype(FLAG),
+            "errors": rows["outcome"].isin([*ORACLE_ERRORS, *PARSER_ERRORS]).astype(FLAG),
+            "known": (rows["status"] == Status.KNOWN.value).astype(FLAG),
+            "calls_read": ((rows["chunking"] == "whole") & reads_calls).astype(FLAG),
+        },
+        copy=False,
     )
     frame = frame.assign(
         finished_match=frame["is_match"] * frame["finished"],

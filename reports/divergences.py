@@ -13,7 +13,7 @@ import pandas as pd
 
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
 from reports.expectations import DIVERGENCES_FILE, expectations_of
-from reports.groups import stream_groups, structure_groups
+from reports.groups import distinct_codes, stream_groups, structure_groups
 from reports.runs import Run
 from reports.statuses import MISMATCH_KINDS, Status, raw_status
 
@@ -126,8 +126,8 @@ def _globs(where: str, name: str, value: object) -> tuple[str, ...]:
 
 
 class Scopes:
-    """The rows of a frame that entries' globs select, each column factorized once so that a glob tests each
-    distinct value of it once."""
+    """The rows of a frame that entries' globs select, each column factorized once (into codes as small as its
+    distinct values allow) so that a glob tests each distinct value of it once."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self.frame = frame
@@ -136,7 +136,8 @@ class Scopes:
     def column(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """A column's codes and distinct values (a missing value is one of them)."""
         if name not in self.factorized:
-            self.factorized[name] = pd.factorize(self.frame[name], use_na_sentinel=False)
+            codes, values = distinct_codes(self.frame[name])
+            self.factorized[name] = (codes.astype(np.min_scalar_type(len(values))), values)
         return self.factorized[name]
 
     def mask(self, entry: Divergence, fields: tuple[str, ...] = GLOB_FIELDS) -> np.ndarray:
@@ -147,9 +148,9 @@ class Scopes:
             if "*" in patterns:
                 continue
             codes, values = self.column(name)
-            hits = [code for code, value in enumerate(values)
-                    if any(fnmatch.fnmatchcase(str(value), pattern) for pattern in patterns)]
-            mask &= np.isin(codes, hits)
+            hits = np.array([any(fnmatch.fnmatchcase(str(value), pattern) for pattern in patterns)
+                             for value in values], dtype=bool)
+            mask &= hits[codes]
         return mask
 
 
@@ -165,7 +166,8 @@ def apply_divergences(
     the run did not exercise it (e.g. a shape only the full profile makes, in a quick run).
     """
     frame = rows.copy(deep=False)
-    statuses = np.array([raw_status(outcome).value for outcome in frame["outcome"]], dtype=object)
+    codes, outcomes = distinct_codes(frame["outcome"])
+    statuses = np.array([raw_status(outcome).value for outcome in outcomes], dtype=object)[codes]
     labels = np.full(len(frame), "", dtype=object)
     free = np.ones(len(frame), dtype=bool)
     mismatched = (frame["outcome"] == "mismatch").to_numpy()

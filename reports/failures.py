@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from reports.expectations import row_label
+from reports.groups import combinations, per_distinct
 from reports.show import show_command
 from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status
 
@@ -27,14 +29,30 @@ def failing_index(rows: pd.DataFrame) -> pd.Index:
     return rows.loc[shown, ORDER].sort_values(ORDER, kind="stable").index
 
 
+def labels(rows: pd.DataFrame) -> np.ndarray:
+    """Each row's label (outcome, kind and the checks it breaks), made once per distinct combination of them."""
+    codes, distinct = combinations(rows, ["outcome", "kind", *CHECKS])
+    made = [
+        row_label(row.outcome, row.kind, [check for check in CHECKS if getattr(row, check) == 0])
+        for row in distinct.itertuples()
+    ]
+    return np.array(made, dtype=object)[codes]
+
+
+def first_text(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """Per row, the first of `columns` that is not empty (the last when all are)."""
+    text = rows[columns[-1]]
+    for column in reversed(columns[:-1]):
+        text = rows[column].where(rows[column] != "", text)
+    return text
+
+
 def failure_lines(rows: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     """failures.csv's lines for `rows`: their label, first detail and the command that shows their case."""
     return rows.assign(
-        label=[row_label(row.outcome, row.kind, [check for check in CHECKS if getattr(row, check) == 0])
-               for row in rows.itertuples()],
-        detail=[row.detail or row.error or row.stream_detail or row.structure_detail or row.divergence
-                for row in rows.itertuples()],
-        show=[show_command(case, run_dir) for case in rows["case_id"]],
+        label=labels(rows),
+        detail=first_text(rows, ["detail", "error", "stream_detail", "structure_detail", "divergence"]),
+        show=per_distinct(rows["case_id"], lambda case: show_command(case, run_dir)),
     )[COLUMNS]
 
 

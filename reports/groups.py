@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from reports.runs import chunking_key
@@ -14,6 +15,7 @@ from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status, structura
 GROUP_KEYS = ("family", "syntax", "shapes", "status", "kind", "what")
 GROUPED_STATUSES = (Status.MISMATCH, Status.KNOWN, Status.PARSER_ERROR, Status.ORACLE_ERROR)
 INDEX = re.compile(r"\[\d+\]")
+DISTINCT_HINT = 1_024
 FOLD_COLUMNS = ("case_id", "chunking", "reply", "shape", "template")
 """The columns `_fold` groups, sorts and counts on, besides those a grouping shows."""
 
@@ -37,10 +39,29 @@ def error_head(error: str) -> str:
     return re.sub(r"\d+", "N", line)[:120]
 
 
-def per_distinct(values: Iterable[Any], function: Callable[[Any], Any]) -> list[Any]:
+def distinct_codes(values: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each value's number among the distinct values, and those values (a missing value is one of them), found
+    with a hash table grown as distinct values come rather than one sized for every value."""
+    return pd.factorize(np.asarray(values), use_na_sentinel=False, size_hint=DISTINCT_HINT)
+
+
+def per_distinct(values: pd.Series, function: Callable[[Any], Any]) -> np.ndarray:
     """`function` of each value, computed and held once per distinct value."""
-    memo: dict[Any, Any] = {}
-    return [memo[value] if value in memo else memo.setdefault(value, function(value)) for value in values]
+    codes, distinct = distinct_codes(values)
+    return pd.Series([function(value) for value in distinct]).to_numpy()[codes]
+
+
+def combinations(rows: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Each row's number among the distinct combinations of its values in `columns` (a missing value counts as
+    one), and the first row of each combination in that numbering; numbered a column at a time."""
+    codes = np.zeros(len(rows), dtype=np.int64)
+    for column in columns:
+        values, distinct = distinct_codes(rows[column])
+        codes *= len(distinct)
+        codes += values
+        codes, _ = distinct_codes(codes)
+    _, first = np.unique(codes, return_index=True)
+    return codes, rows.iloc[first]
 
 
 def blanked_numbers(detail: str) -> str:
@@ -58,21 +79,30 @@ def _fold(failing: pd.DataFrame, keys: list[str], columns: list[str], by: tuple[
     most rows first; with `by`, within each value of those columns (sorted by them first), as if each part
     were folded on its own.
 
-    Rows group on their shape kind (numbers blanked); the representative keeps its own shape.
+    Rows group on their shape kind (numbers blanked); the representative keeps its own shape. The representative
+    is the group's first row in that order (its first value, column by column, where a value is missing).
     """
     keys = [*by, *keys]
-    failing = failing.assign(
-        _chunk=per_distinct(failing["chunking"], chunking_key),
-        _length=per_distinct(failing["reply"], len),
-        shapes=per_distinct(failing["shape"], shape_kind),
+    failing = failing.assign(shapes=per_distinct(failing["shape"], shape_kind))
+    codes, groups = combinations(failing, keys)
+    representatives_first = (
+        pd.DataFrame(
+            {
+                "_length": per_distinct(failing["reply"], len),
+                "_chunk": per_distinct(failing["chunking"], chunking_key),
+                "case_id": failing["case_id"].to_numpy(),
+            }
+        )
+        .sort_values(["_length", "_chunk", "case_id"], kind="stable")
+        .index.to_numpy()
     )
-    failing = failing.sort_values(["_length", "_chunk", "case_id"], kind="stable")
-    grouped = failing.groupby(keys, sort=False, dropna=False)
-    summary = grouped.agg(
-        rows=("case_id", "size"), templates=("template", "nunique"), cases=("case_id", "nunique")
-    )
-    shown = [column for column in columns if column not in keys and column not in summary.columns]
-    table = summary.join(grouped[shown].first()).reset_index()
+    table = groups[keys].reset_index(drop=True)
+    table["rows"] = np.bincount(codes, minlength=len(groups))
+    table["templates"] = failing["template"].groupby(codes).nunique().to_numpy()
+    table["cases"] = failing["case_id"].groupby(codes).nunique().to_numpy()
+    for column in [column for column in columns if column not in table.columns]:
+        ordered = failing[column].take(representatives_first)
+        table[column] = ordered.groupby(codes[representatives_first]).first().reset_index(drop=True)
     order = [*by, "rows", *keys[len(by):]]
     table = table.sort_values(order, ascending=[column != "rows" for column in order], kind="stable")
     return table[columns].reset_index(drop=True)
@@ -102,7 +132,10 @@ def stream_groups(rows: pd.DataFrame) -> pd.DataFrame:
         "reply",
     ]
     streamed = (rows["chunking"] != "whole") & rows["consistent"].notna()
-    broken = rows.loc[streamed & (rows[list(STREAM_CHECKS)] == 0).any(axis=1), source_columns(rows, columns)]
+    breaks = pd.Series(False, index=rows.index)
+    for check in STREAM_CHECKS:
+        breaks |= rows[check] == 0
+    broken = rows.loc[streamed & breaks, source_columns(rows, columns)]
     if broken.empty:
         return pd.DataFrame(columns=columns)
     broken = broken.assign(what=per_distinct(broken["stream_detail"], blanked_numbers))
@@ -148,7 +181,6 @@ def failure_groups(
     Each line carries the count, how many templates and cases it spans, and a representative row (the shortest
     reply, 'whole' chunking preferred, then by case id) with its template, mode, chunking, detail, readings.
     """
-    failing = rows[rows["status"].isin([status.value for status in statuses])].copy()
     columns = [
         *GROUP_KEYS,
         "rows",
@@ -165,10 +197,16 @@ def failure_groups(
         "parser_reading",
         "error",
     ]
+    read = source_columns(rows, [*columns, *by, "outcome"])
+    failing = rows.loc[rows["status"].isin([status.value for status in statuses]), read]
     if failing.empty:
         return pd.DataFrame(columns=columns)
-    failing["what"] = [
-        detail_path(detail) if outcome == "mismatch" else error_head(error) or outcome
-        for outcome, detail, error in zip(failing["outcome"], failing["detail"], failing["error"])
-    ]
+    failing = failing.assign(
+        what=[
+            detail_path(detail) if outcome == "mismatch" else error_head(error) or outcome
+            for outcome, detail, error in zip(
+                failing["outcome"].tolist(), failing["detail"].tolist(), failing["error"].tolist()
+            )
+        ]
+    )
     return _fold(failing, list(GROUP_KEYS), columns, by)

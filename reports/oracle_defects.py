@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 
 from reports.groups import error_head
-from reports.runs import Run, chunking_key
-from reports.show import request_json, session_request, show_command
+from reports.runs import Run, chunking_key, read_rows
+from reports.show import request_json, session_requests, show_command
 from reports.statuses import STRUCTURAL_CHECKS
 from reports.tables import markdown_table
 
@@ -40,6 +40,24 @@ CLUSTER_COLUMNS = (
     "request",
 )
 COUNT_COLUMNS = ["defect", "field", "signature", "template", "shape", "cases"]
+READ = [
+    "case_id",
+    "chunking",
+    "session_id",
+    "template",
+    "syntax",
+    "mode",
+    "tools",
+    "conversation",
+    "shape",
+    "partial",
+    "oracle_vs_truth",
+    "oracle_structure_detail",
+    "reply",
+    "truth",
+    "oracle_reading",
+]
+"""The row columns the defects are found in and reported with."""
 
 MARKER = re.compile(
     r"<\|[^<>|]{1,40}\|>|</?[A-Za-z_][\w:.-]{0,30}>|\[/?[A-Z][A-Z_]{2,30}\]|<｜[^｜]{1,40}｜>"
@@ -159,12 +177,12 @@ def differing_field(defect: Defect, oracle: dict[str, Any], truth: dict[str, Any
 
 def truth_rows(run: Run) -> pd.DataFrame:
     """One row per case whose oracle reading departs from its truth (the oracle's read ignores chunking)."""
-    rows = run.rows[
-        run.rows["oracle_vs_truth"].notna()
-        & (run.rows["oracle_vs_truth"] != "match")
-        & run.rows["oracle_reading"].notna()
-        & run.rows["truth"].notna()
-    ].copy()
+    rows = read_rows(
+        run,
+        READ,
+        "oracle_vs_truth IS NOT NULL AND oracle_vs_truth != 'match' AND oracle_reading IS NOT NULL "
+        "AND truth IS NOT NULL",
+    )
     rows["_chunk"] = [chunking_key(chunking) for chunking in rows["chunking"]]
     rows = (
         rows.sort_values(["case_id", "_chunk"], kind="stable")
@@ -184,7 +202,7 @@ def truth_rows(run: Run) -> pd.DataFrame:
 def structure_rows(run: Run) -> pd.DataFrame:
     """One row per case whose oracle reading breaks a structural check (the 'whole' row first), with the
     defect, the field it shows in and what broke."""
-    broken = run.rows[(run.rows[[f"oracle_{check}" for check in STRUCTURAL_CHECKS]] == 0).any(axis=1)].copy()
+    broken = read_rows(run, READ, " OR ".join(f"oracle_{check} = 0" for check in STRUCTURAL_CHECKS))
     broken["_chunk"] = [chunking_key(chunking) for chunking in broken["chunking"]]
     broken = (
         broken.sort_values(["case_id", "_chunk"], kind="stable")
@@ -240,10 +258,13 @@ def signature(defect: Defect, field: str, oracle: dict[str, Any], truth: dict[st
     return field
 
 
-def _request(run: Run, row: pd.Series) -> str:
-    """The session's request as pretty JSON, planned again from the run's source ('' when it is gone)."""
-    request = session_request(run, row)
-    return "" if request is None else request_json(request)
+def cluster_requests(run: Run, clusters: pd.DataFrame) -> list[str]:
+    """Each cluster's session request as pretty JSON ('' when it is gone), each template and mode planned
+    again once."""
+    places = list(zip(clusters["template"].tolist(), clusters["mode"].tolist()))
+    planned = {place: session_requests(run, *place) for place in dict.fromkeys(places)}
+    found = [planned[place].get(session) for place, session in zip(places, clusters["session_id"].tolist())]
+    return ["" if request is None else request_json(request) for request in found]
 
 
 def oracle_defects(run: Run, requests: bool = True) -> DefectReport:
@@ -288,7 +309,7 @@ def oracle_defects(run: Run, requests: bool = True) -> DefectReport:
     clusters["kwargs"] = [
         sessions.at[sid, "kwargs"] if sid in sessions.index else "" for sid in clusters["session_id"]
     ]
-    clusters["request"] = [_request(run, row) if requests else "" for _, row in clusters.iterrows()]
+    clusters["request"] = cluster_requests(run, clusters) if requests else ""
     clusters = clusters.rename(columns={"oracle_reading": "returned", "truth": "meant"})
     clusters = clusters.sort_values([*keys], kind="stable").sort_values(
         "cases", ascending=False, kind="stable"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from chatparity.model import Row, columns
 from reports.coverage import Coverage, coverage, coverage_markdown
 from reports.divergences import Verdict, classify_run
 from reports.failures import write_failures
@@ -22,6 +23,9 @@ from reports.summary import summary_markdown, summary_text
 from reports.tables import Tables, build_tables, markdown_pieces, markdown_table, records
 
 WIDTH = 100
+STORE_ONLY = ("oracle_vs_truth", "parser_vs_truth", "truth", "tools", "conversation", "oracle_structure_detail")
+"""The row columns the reports do not read from the loaded rows (oracle_defects reads its rows from the store)."""
+REPORT_COLUMNS = [name for name in columns(Row) if name not in STORE_ONLY]
 STREAM_COLUMNS = [
     "rows",
     "family",
@@ -145,7 +149,7 @@ class Published:
 def publish(run_dir: Path, out: Path | None = None, divergences: Path | None = None) -> Published:
     """Load and classify the run in `run_dir` once; write its report files into `out` (default: the run
     directory) and return them with the terminal summary."""
-    run = load_run(Path(run_dir))
+    run = load_run(Path(run_dir), REPORT_COLUMNS)
     verdict = classify_run(run, divergences)
     target = Path(out) if out is not None else run.directory
     files = write_files(run, verdict, target)

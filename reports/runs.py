@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from chatparity.model import Row, columns
@@ -15,7 +18,8 @@ from harness.store import StoreError, open_store, read_stamp, store_file
 CHUNKING_ORDER = ("whole", "char", "char2", "char3", "split")
 PIN_KEYS = ("llama_cpp_commit", "template_index_hash", "profile")
 SELECTION_KEYS = ("templates", "family", "mode", "corpus", "only_failing")
-FETCH_ROWS = 10_000
+FETCH_ROWS = 2_000
+ROW_ORDER = "case_id, chunking"
 
 
 class RunError(Exception):
@@ -48,23 +52,54 @@ class Run:
         return isinstance(selection, dict) and not any(selection.get(key) for key in SELECTION_KEYS)
 
 
-def shared_frame(connection: sqlite3.Connection, query: str) -> pd.DataFrame:
-    """The result of `query` as pd.read_sql gives it, each distinct text held once however many rows repeat it
-    (a reply and its readings recur at every chunking), read in batches of FETCH_ROWS."""
-    cursor = connection.execute(query)
-    names = [description[0] for description in cursor.description]
+def shared_texts(values: tuple[Any, ...], texts: dict[str, str]) -> np.ndarray:
+    """Texts (or None) with each replaced by the copy `texts` holds."""
+    codes, distinct = pd.factorize(np.array(values, dtype=object))
+    held = [texts.setdefault(value, value) for value in distinct]
+    return np.array([*held, None], dtype=object)[codes]
+
+
+def integer_series(values: np.ndarray) -> pd.Series:
+    """Integers read as floats (NaN for NULL) typed as pd.read_sql types them: int64, float64 with NULLs, object
+    when every value is NULL."""
+    missing = np.isnan(values)
+    if missing.all():
+        return pd.Series([None] * len(values))
+    return pd.Series(values if missing.any() else values.astype(np.int64))
+
+
+def shared_frame(
+    connection: sqlite3.Connection, table: str, order: str, names: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """`SELECT * FROM table ORDER BY order` (only the columns `names` when given) as pd.read_sql gives it (its
+    columns TEXT or INTEGER), each distinct text held once however many rows repeat it (a reply and its
+    readings recur at every chunking), read in batches of FETCH_ROWS."""
+    declared = [
+        (name, kind == "INTEGER")
+        for _, name, kind, *_ in connection.execute(f"PRAGMA table_info({table})")
+        if names is None or name in names
+    ]
+    (length,) = connection.execute(f"SELECT count(*) FROM {table}").fetchone()
+    selected = ", ".join(name for name, _ in declared)
+    cursor = connection.execute(f"SELECT {selected} FROM {table} ORDER BY {order}")
+    arrays = [np.empty(length, dtype=float if integer else object) for _, integer in declared]
     texts: dict[str, str] = {}
-    values: list[list[Any]] = [[] for _ in names]
+    start = 0
     while batch := cursor.fetchmany(FETCH_ROWS):
-        for record in batch:
-            for column, value in zip(values, record):
-                column.append(texts.setdefault(value, value) if isinstance(value, str) else value)
-    data = {name: pd.Series(values.pop(0)) for name in names}
-    return pd.DataFrame(data, columns=names, copy=False)
+        stop = start + len(batch)
+        for (_, integer), array, values in zip(declared, arrays, zip(*batch)):
+            array[start:stop] = np.array(values, dtype=float) if integer else shared_texts(values, texts)
+        start = stop
+    data = {}
+    for name, integer in declared:
+        array = arrays.pop(0)
+        data[name] = integer_series(array) if integer else pd.Series(array)
+    return pd.DataFrame(data, copy=False)
 
 
-def load_run(path: Path) -> Run:
-    """Read the run at `path` (a run directory or its rows.sqlite)."""
+def load_run(path: Path, row_columns: Sequence[str] | None = None) -> Run:
+    """Read the run at `path` (a run directory or its rows.sqlite), its rows with only `row_columns` when
+    given."""
     try:
         file = store_file(Path(path))
         connection = open_store(file)
@@ -73,15 +108,24 @@ def load_run(path: Path) -> Run:
     try:
         stamp = read_stamp(connection)
         sessions = pd.read_sql("SELECT * FROM sessions ORDER BY session_id", connection)
-        rows = shared_frame(connection, "SELECT * FROM rows ORDER BY case_id, chunking")
+        rows = shared_frame(connection, "rows", ROW_ORDER, row_columns)
     except (sqlite3.DatabaseError, pd.errors.DatabaseError, ValueError) as error:
         raise RunError(f"{file}: not a readable run store: {error}") from None
     finally:
         connection.close()
-    missing = [name for name in columns(Row) if name not in rows.columns]
+    missing = [name for name in row_columns or columns(Row) if name not in rows.columns]
     if missing:
         raise RunError(f"{file}: not a run store of this version, its rows lack {', '.join(missing)}")
     return Run(directory=file.parent, stamp=stamp, sessions=sessions, rows=rows)
+
+
+def read_rows(run: Run, names: Sequence[str], condition: str) -> pd.DataFrame:
+    """The columns `names` of the rows of the run's store that meet an SQL condition, in the order of its
+    rows."""
+    with closing(open_store(run.directory)) as connection:
+        return pd.read_sql(
+            f"SELECT {', '.join(names)} FROM rows WHERE {condition} ORDER BY {ROW_ORDER}", connection
+        )
 
 
 def chunking_key(chunking: str) -> tuple[int, str]:

@@ -81,15 +81,16 @@ def case_rows(run: Run, case_id: str) -> pd.DataFrame:
     return rows.assign(_order=order).sort_values("_order", kind="stable").drop(columns="_order")
 
 
-def session_request(run: Run, row: pd.Series) -> Request | None:
-    """The request of the row's session, planned again from the run's source (None when it is gone)."""
+def session_requests(run: Run, template: str, mode: str) -> dict[str, Request]:
+    """The requests of a template's sessions in a mode, planned again from the run's source, by session id
+    (none when they are gone)."""
     selection = run.stamp.get("selection") or {}
     config = SweepConfig(
         parser=str(run.stamp.get("parser", "reply")),
         profile=str(run.stamp.get("profile", "quick")),
         out="",
-        templates=glob_literal(str(row["template"])),
-        mode=glob_literal(str(row["mode"])),
+        templates=glob_literal(template),
+        mode=glob_literal(mode),
         corpus=selection.get("corpus"),
         source=selection.get("source") or "catalog",
         oracle_version=run.stamp.get("llama_cpp_python_version"),
@@ -97,11 +98,13 @@ def session_request(run: Run, row: pd.Series) -> Request | None:
     try:
         planned_sessions = load_source(config.source).plan(config)
     except (PlanError, ValueError):
-        return None
+        return {}
+    requests: dict[str, Request] = {}
     for planned in planned_sessions:
         session = planned.session
-        if session.id == row["session_id"]:
-            return Request(
+        requests.setdefault(
+            session.id,
+            Request(
                 messages=list(session.messages),
                 tools=session.tools,
                 tool_choice=session.tool_choice,
@@ -109,8 +112,14 @@ def session_request(run: Run, row: pd.Series) -> Request | None:
                 enable_thinking=session.enable_thinking,
                 chat_template_kwargs=session.chat_template_kwargs,
                 reasoning_format=session.reasoning_format,
-            )
-    return None
+            ),
+        )
+    return requests
+
+
+def session_request(run: Run, row: pd.Series) -> Request | None:
+    """The request of the row's session, planned again from the run's source (None when it is gone)."""
+    return session_requests(run, str(row["template"]), str(row["mode"])).get(row["session_id"])
 
 
 def replay_command(run: Run, row: pd.Series, out: str = DEFAULT_REPLAY_DIR) -> str:

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from reports.divergences import Verdict, classify_run
 from reports.expectations import broken_checks
-from reports.groups import failure_groups
+from reports.groups import combinations, failure_groups
 from reports.runs import Run, load_run
 from reports.show import show_command
 from reports.statuses import (
@@ -56,29 +57,33 @@ class Totals:
 @lru_cache(maxsize=1)
 def totals(verdict: Verdict) -> Totals:
     """Count a classified run (the last verdict's counts are kept: its reports ask for them several times)."""
-    all_rows = verdict.rows
-    checked = [name for name in CHECK_COLUMNS if name in all_rows.columns]
-    read = ["status", "partial", "chunking", "kind", *checked]
-    rows = all_rows.loc[all_rows["status"] != Status.UNSUPPORTED.value, read]
+    rows = verdict.rows
+    checked = [name for name in CHECK_COLUMNS if name in rows.columns]
+    read = rows["status"] != Status.UNSUPPORTED.value
     is_match = rows["status"] == Status.MATCH.value
-    judged = rows["status"] != Status.KNOWN.value
+    judged = read & (rows["status"] != Status.KNOWN.value)
     finished = rows["partial"] == 0
-    mismatched = rows.loc[rows["status"] == Status.MISMATCH.value, ["kind"]]
-    streamed = rows.loc[(rows["chunking"] != "whole") & rows["consistent"].notna(), checked]
-    faults = [broken_checks(row) for row in streamed.itertuples(index=False)]
+    mismatched = rows.loc[rows["status"] == Status.MISMATCH.value, "kind"]
+    streamed = (read & (rows["chunking"] != "whole") & rows["consistent"].notna()).to_numpy()
+    codes, distinct = combinations(rows, checked)
+    streams = np.bincount(codes[streamed], minlength=len(distinct))
+    faults = [broken_checks(row) for row in distinct.itertuples()]
     return Totals(
-        rows=len(all_rows),
-        supported=len(rows),
-        by_status={status.value: int((all_rows["status"] == status.value).sum()) for status in Status},
-        kinds={kind: int((mismatched["kind"] == kind).sum()) for kind in MISMATCH_KINDS},
-        oracle_errors=int(rows["outcome"].isin(ORACLE_ERRORS).sum()),
-        parser_errors=int(rows["outcome"].isin(PARSER_ERRORS).sum()),
+        rows=len(rows),
+        supported=int(read.sum()),
+        by_status={status.value: int((rows["status"] == status.value).sum()) for status in Status},
+        kinds={kind: int((mismatched == kind).sum()) for kind in MISMATCH_KINDS},
+        oracle_errors=int((read & rows["outcome"].isin(ORACLE_ERRORS)).sum()),
+        parser_errors=int((read & rows["outcome"].isin(PARSER_ERRORS)).sum()),
         finished=(int((is_match & finished).sum()), int((judged & finished).sum())),
         partial=(int((is_match & ~finished).sum()), int((judged & ~finished).sum())),
-        streamed=len(streamed),
-        stream_passes={check: int((streamed[check] == 1).sum()) for check in STREAM_CHECKS},
-        stream_faults={check: sum(check in broken for broken in faults) for check in STREAM_CHECKS},
-        stream_failing=sum(bool(broken) for broken in faults),
+        streamed=int(streamed.sum()),
+        stream_passes={check: int((streamed & (rows[check] == 1).to_numpy()).sum()) for check in STREAM_CHECKS},
+        stream_faults={
+            check: int(sum(count for count, broken in zip(streams, faults) if check in broken))
+            for check in STREAM_CHECKS
+        },
+        stream_failing=int(sum(count for count, broken in zip(streams, faults) if broken)),
         stale=len(verdict.stale),
     )
 

@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from reports.groups import combinations
 from reports.runs import ordered_chunkings
 from reports.statuses import (
     MISMATCH_KINDS,
@@ -36,6 +38,17 @@ STATUS_COLUMNS = {
     Status.UNEXPECTED_MATCH: "unexpected_match",
     Status.UNSUPPORTED: "unsupported",
 }
+COUNTED = (
+    *GROUPINGS,
+    "chunking",
+    "partial",
+    "status",
+    "kind",
+    "outcome",
+    *STREAM_CHECKS,
+    *(f"{prefix}{check}" for prefix in SIDES.values() for check in STRUCTURAL_CHECKS),
+)
+"""The columns a row's counts depend on: rows alike in all of them count alike."""
 COUNT_COLUMNS = (
     "rows",
     *STATUS_COLUMNS.values(),
@@ -78,17 +91,10 @@ def indicators(rows: pd.DataFrame) -> pd.DataFrame:
     return flags
 
 
-def count_rows(rows: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Counts per (group, chunking, finished/partial), sorted, as plain integers."""
-    keys = pd.DataFrame(
-        {
-            by: rows[by],
-            "chunking": rows["chunking"],
-            "reply": rows["partial"].map({0: "finished", 1: "partial"}),
-        }
-    )
-    frame = pd.concat([keys, indicators(rows)], axis=1)
-    counts = frame.groupby([by, "chunking", "reply"], sort=True).sum().reset_index()
+def count_rows(rows: pd.DataFrame, flags: pd.DataFrame, by: str) -> pd.DataFrame:
+    """The sums of the rows' `flags` per (group, chunking, finished/partial), sorted, as plain integers."""
+    reply = rows["partial"].map({0: "finished", 1: "partial"}).rename("reply")
+    counts = flags.groupby([rows[by], rows["chunking"], reply], sort=True).sum().reset_index()
     order = {chunking: index for index, chunking in enumerate(ordered_chunkings(counts["chunking"]))}
     counts = counts.assign(_order=counts["chunking"].map(order))
     counts = counts.sort_values([by, "_order", "reply"], kind="stable").drop(columns="_order")
@@ -180,8 +186,11 @@ def structure_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 def build_tables(rows: pd.DataFrame) -> Tables:
-    """All tables of a run's classified rows (rows with a `status` column)."""
-    counts = {by: count_rows(rows, by) for by in GROUPINGS}
+    """All tables of a run's classified rows (rows with a `status` column), counted once per distinct
+    combination of the columns counts depend on."""
+    codes, distinct = combinations(rows, list(COUNTED))
+    flags = indicators(distinct).mul(np.bincount(codes, minlength=len(distinct)), axis=0)
+    counts = {by: count_rows(distinct, flags, by) for by in GROUPINGS}
     shown = {
         by: {
             "match": match_table(counts[by], by),
@@ -207,9 +216,10 @@ def github_table(cells: list[list[str]], headers: list[str]) -> str:
     return tabulate(cells, headers=headers, tablefmt="github", disable_numparse=True)
 
 
-def column_width(header: str, cells: list[list[str]]) -> int:
-    """The width tabulate gives a GitHub table's column of `cells` (one cell a row) under `header`."""
-    separator = github_table(cells, [header]).split("\n")[1]
+def column_width(header: str, cells: list[str]) -> int:
+    """The width tabulate gives a GitHub table's column of `cells` under `header` (the widest cell's: the same
+    for the column's distinct cells as for all of them)."""
+    separator = github_table([[cell] for cell in dict.fromkeys(cells)], [header]).split("\n")[1]
     return len(separator) - len("|--|")
 
 
@@ -222,13 +232,16 @@ def markdown_pieces(frame: pd.DataFrame, width: int | None = None,
         yield "_none_"
         return
     headers = [markdown_cell(column) for column in frame.columns]
-    cells = [[markdown_cell(value, width) for value in record] for record in frame.itertuples(index=False)]
+    columns = [
+        [markdown_cell(value, width) for value in frame.iloc[:, at].tolist()] for at in range(len(headers))
+    ]
+    cells = [list(row) for row in zip(*columns)]
     if len(cells) <= piece_rows:
         yield github_table(cells, headers)
         return
     padded = [
-        header + " " * (column_width(header, [[row[at]] for row in cells]) - column_width(header, []))
-        for at, header in enumerate(headers)
+        header + " " * (column_width(header, column) - column_width(header, []))
+        for header, column in zip(headers, columns)
     ]
     for start in range(0, len(cells), piece_rows):
         table = github_table(cells[start:start + piece_rows], padded)
