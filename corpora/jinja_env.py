@@ -91,8 +91,10 @@ def strftime_now(fmt: str) -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> SandboxedEnvironment:
-    """The HF-like environment; sandboxed but mutable, as llama.cpp lets Kimi's templates append to lists."""
+    """The HF-like environment; sandboxed but mutable, as llama.cpp lets Kimi's templates append to lists; not
+    optimized (constant folding costs more when compiling a template than it saves in its few renders)."""
     env = SandboxedEnvironment(
+        optimized=False,
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=[GenerationTag, loopcontrols],

@@ -38,7 +38,7 @@ class Landmarks:
 
 def earliest(text: str, needles: tuple[str, ...], start: int = 0) -> tuple[int, str] | None:
     """The first occurrence (position, needle) of any needle at or after start, longest first on a tie."""
-    found = [(text.find(n, start), -len(n), n) for n in needles if n and text.find(n, start) >= 0]
+    found = [(at, -len(n), n) for n in needles if n and (at := text.find(n, start)) >= 0]
     if not found:
         return None
     at, _, needle = min(found)
@@ -62,7 +62,8 @@ def middle(at: int, needle: str) -> int:
 def cut_points(text: str, marks: Landmarks) -> list[tuple[CutPoint, int]]:
     """Every cut point found in a reply, as (point, code-point offset), strictly inside the text."""
     points: list[tuple[CutPoint, int]] = []
-    marker = earliest(text, tuple(m for m in marks.markers if len(m) > 1))
+    markers = tuple(m for m in marks.markers if len(m) > 1)
+    marker = earliest(text, markers)
     if marker:
         points += [(CutPoint.IN_MARKER, middle(*marker)), (CutPoint.AFTER_MARKER, marker[0] + len(marker[1]))]
     thought = earliest(text, marks.thoughts)
@@ -70,7 +71,7 @@ def cut_points(text: str, marks: Landmarks) -> list[tuple[CutPoint, int]]:
         points.append((CutPoint.IN_THOUGHT, middle(*thought)))
     name = earliest(text, marks.names)
     if name:
-        opening = latest(text[:name[0]], tuple(m for m in marks.markers if len(m) > 1))
+        opening = latest(text[:name[0]], markers)
         if opening and opening != marker:
             points += [(CutPoint.IN_CALL_MARKER, middle(*opening)),
                        (CutPoint.AFTER_CALL_MARKER, opening[0] + len(opening[1]))]

@@ -9,7 +9,7 @@ from typing import Any
 from chatparity.model import InputError, Mode, Session, ToolMode, profile_named
 from corpora.conversations import Conversation, messages
 from corpora.jinja_env import RENDER_ERRORS, error_text
-from corpora.prompts import render_chat
+from corpora.prompts import THINKING_VARIABLE, chat, rendered
 from corpora.tools import STANDARD_TOOLS, SWEEP_TOOLS
 from corpora.turns import generation_prompt, opens_thought
 from templates.index import TemplateEntry, load_index, sha256_text, template_source
@@ -38,22 +38,19 @@ def kwarg_settings(entry: TemplateEntry, profile: str) -> list[tuple[tuple[str, 
     return settings
 
 
-THINKING_KWARG = "enable_thinking"
-
-
 def kwarg_thinking_modes(entry: TemplateEntry, source: str, profile: str) -> list[Mode]:
     """For a template with thinking tags that reads enable_thinking, the flag passed through
     chat_template_kwargs against the top-level one (a client switching thinking off per request; in full, also
     on), without tools."""
-    if not (entry.think_start and entry.think_end and THINKING_KWARG in source):
+    if not (entry.think_start and entry.think_end and THINKING_VARIABLE in source):
         return []
     switched = (True, False) if profile == "full" else (True,)
-    return [Mode(thinking, ToolMode.NONE, ((THINKING_KWARG, not thinking),)) for thinking in switched]
+    return [Mode(thinking, ToolMode.NONE, ((THINKING_VARIABLE, not thinking),)) for thinking in switched]
 
 
 def thinks(mode: Mode) -> bool:
     """Whether a mode's request turns thinking on: enable_thinking in chat_template_kwargs overrides the flag."""
-    value = mode.kwargs_dict.get(THINKING_KWARG)
+    value = mode.kwargs_dict.get(THINKING_VARIABLE)
     return value if isinstance(value, bool) else mode.thinking
 
 
@@ -98,13 +95,10 @@ def plan_session(entry: TemplateEntry, source: str, mode: Mode, conversation: Co
         messages=messages(conversation),
         tool_defs=SWEEP_TOOLS if conversation is Conversation.TYPED_TOOLS else STANDARD_TOOLS,
     )
+    history = chat(entry, source, session.messages, session.tools, mode.thinking, session.kwargs)
     try:
-        prompt = render_chat(
-            entry, source, session.messages, session.tools, mode.thinking, session.kwargs, True
-        )
-        without = render_chat(
-            entry, source, session.messages, session.tools, mode.thinking, session.kwargs, False
-        )
+        prompt = rendered(history, True)
+        without = rendered(history, False)
     except RENDER_ERRORS as error:
         return PlannedSession(session, entry, error_text(error), False)
     gp = generation_prompt(without, prompt)

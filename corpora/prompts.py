@@ -2,30 +2,71 @@
 
 from __future__ import annotations
 
-import copy
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from corpora.jinja_env import pinned_clock, render
 from templates.index import TemplateEntry
 
+THINKING_VARIABLE = "enable_thinking"
+
+
+@dataclass(frozen=True)
+class Chat:
+    """A chat to render under a template, its messages, tools and kwargs as order-preserving JSON texts (hashable:
+    the key its render is memoised by)."""
+
+    entry: TemplateEntry
+    source: str
+    messages: str
+    tools: str
+    thinking: bool
+    kwargs: str
+
+
+def json_text(value: Any) -> str:
+    """The order-preserving JSON text of a render input."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def chat(
+    entry: TemplateEntry,
+    source: str,
+    messages: list[dict[str, Any]] | tuple[dict[str, Any], ...],
+    tools: list[dict[str, Any]],
+    thinking: bool,
+    kwargs: dict[str, Any],
+) -> Chat:
+    """A chat from its messages, tools and kwargs; thinking off where the template never names enable_thinking (it
+    renders the same either way, so a chat with thinking on shares the render of the one with it off)."""
+    template_thinking = thinking and THINKING_VARIABLE in source
+    return Chat(
+        entry, source, json_text(list(messages)), json_text(list(tools)), template_thinking, json_text(kwargs)
+    )
+
+
+def string_arguments(call: dict[str, Any]) -> dict[str, Any]:
+    """A tool call with its arguments as compact JSON text, as llama.cpp hands them to some templates."""
+    arguments = call["function"]["arguments"]
+    if isinstance(arguments, str):
+        return call
+    text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    return {**call, "function": {**call["function"], "arguments": text}}
+
 
 def template_messages(
     entry: TemplateEntry, messages: list[dict[str, Any]] | tuple[dict[str, Any], ...]
 ) -> list[dict[str, Any]]:
-    """Messages as llama.cpp hands them over: string arguments, system merged, empty content, where needed."""
-    out = copy.deepcopy(list(messages))
+    """Messages as llama.cpp hands them over: string arguments, system merged, empty content, where needed (new
+    message dicts; the values they keep are shared with `messages`)."""
+    out = [dict(message) for message in messages]
     for message in out:
         if "tool_calls" in message:
             message.setdefault("content", "")
             if not entry.object_arguments:
-                for call in message["tool_calls"]:
-                    arguments = call["function"]["arguments"]
-                    if not isinstance(arguments, str):
-                        call["function"]["arguments"] = json.dumps(
-                            arguments, ensure_ascii=False, separators=(",", ":")
-                        )
+                message["tool_calls"] = [string_arguments(call) for call in message["tool_calls"]]
     if not entry.system_role and out and out[0].get("role") == "system":
         first = out.pop(0)
         if out:
@@ -42,8 +83,8 @@ def render_context(
     add_generation_prompt: bool,
 ) -> dict[str, Any]:
     """The variables llama.cpp sets, enable_thinking always and the date variables from the pinned clock; the
-    tools and kwargs themselves become variables (a template may change them: pass values of this render's
-    own, as `_render_json` does)."""
+    messages' values, the tools and the kwargs themselves become variables (a template may change them: pass
+    values of this render's own, as `rendered` does)."""
     now = pinned_clock()
     context: dict[str, Any] = {
         "messages": template_messages(entry, messages),
@@ -60,6 +101,21 @@ def render_context(
     return context
 
 
+@lru_cache(maxsize=4096)
+def rendered(chat: Chat, add_generation_prompt: bool) -> str:
+    """The jinja2 render of a chat (memoised: sessions and turns share their history), its variables parsed
+    afresh from the chat's JSON texts for each render."""
+    context = render_context(
+        chat.entry,
+        json.loads(chat.messages),
+        json.loads(chat.tools),
+        chat.thinking,
+        json.loads(chat.kwargs),
+        add_generation_prompt,
+    )
+    return render(chat.source, context, chat.entry.name)
+
+
 def render_chat(
     entry: TemplateEntry,
     source: str,
@@ -69,30 +125,5 @@ def render_chat(
     kwargs: dict[str, Any],
     add_generation_prompt: bool,
 ) -> str:
-    """The jinja2 render of a chat under a template (memoised: sessions and turns share their history)."""
-    return _render_json(
-        entry,
-        source,
-        json.dumps(list(messages), ensure_ascii=False),
-        json.dumps(list(tools), ensure_ascii=False),
-        thinking,
-        json.dumps(kwargs, ensure_ascii=False),
-        add_generation_prompt,
-    )
-
-
-@lru_cache(maxsize=4096)
-def _render_json(
-    entry: TemplateEntry,
-    source: str,
-    messages: str,
-    tools: str,
-    thinking: bool,
-    kwargs: str,
-    add_generation_prompt: bool,
-) -> str:
-    """render_chat with its inputs as order-preserving JSON texts (hashable for the cache)."""
-    context = render_context(
-        entry, json.loads(messages), json.loads(tools), thinking, json.loads(kwargs), add_generation_prompt
-    )
-    return render(source, context, entry.name)
+    """The jinja2 render of a chat under a template (memoised)."""
+    return rendered(chat(entry, source, messages, tools, thinking, kwargs), add_generation_prompt)

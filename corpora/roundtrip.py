@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from chatparity.model import Message, Reply, ToolCall
 from corpora.conversations import Conversation
 from corpora.jinja_env import RENDER_ERRORS, error_text
 from corpora.planning import PlannedSession, thinks
-from corpora.prompts import render_chat
+from corpora.prompts import Chat, chat, json_text, rendered
 from corpora.tools import STANDARD_TOOLS
 from corpora.turn_shapes import TURN_SHAPES, TurnShape
 from corpora.turns import TurnText, strip_end_of_turn, turn_body
@@ -51,39 +52,44 @@ def shapes_for(planned: PlannedSession) -> list[TurnShape]:
     ]
 
 
+def history_chat(planned: PlannedSession) -> Chat:
+    """The session's history, tools and kwargs as a chat to render."""
+    session = planned.session
+    return chat(
+        planned.entry, session.template_source, session.messages, session.tools, session.enable_thinking, session.kwargs
+    )
+
+
+def render_turns(planned: PlannedSession, assistant_messages: list[dict[str, Any]]) -> list[TurnText]:
+    """What the template writes for each turn after the generation prompt, or None and why not."""
+    if planned.session.prompt is None:
+        failed = TurnText(None, f"jinja2 cannot render the session: {planned.jinja_error}")
+        return [failed for _ in assistant_messages]
+    history = history_chat(planned)
+    return [turn_after(planned, history, message) for message in assistant_messages]
+
+
 def render_turn(planned: PlannedSession, assistant_message: dict[str, Any]) -> TurnText:
     """What the template writes for the turn after the generation prompt, or None and why not."""
+    return render_turns(planned, [assistant_message])[0]
+
+
+def turn_after(planned: PlannedSession, history: Chat, assistant_message: dict[str, Any]) -> TurnText:
+    """What the template writes for the turn after the session's history (its chat), or None and why not."""
     session = planned.session
-    if session.prompt is None:
-        return TurnText(None, f"jinja2 cannot render the session: {planned.jinja_error}")
+    assert session.prompt is not None
     entry = planned.entry
-    history = list(session.messages)
+    with_turn = dataclasses.replace(history, messages=json_text([*session.messages, assistant_message]))
     try:
-        without = render_chat(
-            entry,
-            session.template_source,
-            history,
-            session.tools,
-            session.enable_thinking,
-            session.kwargs,
-            False,
-        )
-        rendered = render_chat(
-            entry,
-            session.template_source,
-            history + [assistant_message],
-            session.tools,
-            session.enable_thinking,
-            session.kwargs,
-            False,
-        )
+        without = rendered(history, False)
+        rendered_turn = rendered(with_turn, False)
     except RENDER_ERRORS as error:
         return TurnText(None, f"jinja2 cannot render the turn: {error_text(error)}")
     reasoning = assistant_message.get("reasoning_content") or ""
-    if reasoning and reasoning not in rendered:
+    if reasoning and reasoning not in rendered_turn:
         return TurnText(None, "the template drops the reasoning of the last turn")
     body = turn_body(
-        without, session.prompt, rendered, entry.think_start, entry.think_end, bool(reasoning), entry.eos
+        without, session.prompt, rendered_turn, entry.think_start, entry.think_end, bool(reasoning), entry.eos
     )
     if body.text is None:
         return body
@@ -118,7 +124,9 @@ def truth_of(message: dict[str, Any], text: str) -> Message:
 
 def roundtrip_turns(planned: PlannedSession) -> list[RoundTripTurn]:
     """Every fitting turn shape with what the template wrote for it or why it can't be read back."""
-    return [RoundTripTurn(shape, render_turn(planned, shape.message)) for shape in shapes_for(planned)]
+    shapes = shapes_for(planned)
+    turns = render_turns(planned, [shape.message for shape in shapes])
+    return [RoundTripTurn(shape, turn) for shape, turn in zip(shapes, turns, strict=True)]
 
 
 def literal_variants(text: str) -> list[tuple[str, str, str]]:

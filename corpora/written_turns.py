@@ -11,8 +11,9 @@ from chatparity.model import ToolMode
 from corpora.call_shapes import ToolSet, Turn, Written, split_call, turn_message
 from corpora.conversations import Conversation
 from corpora.planning import PlannedSession, plan_session
-from corpora.roundtrip import render_turn
+from corpora.roundtrip import render_turns
 from corpora.thinking_shapes import tags_argument
+from corpora.turns import TurnText
 
 
 def python_value(value: Any) -> str:
@@ -67,11 +68,20 @@ def offering_tools(planned: PlannedSession) -> PlannedSession:
     return plan_session(planned.entry, session.template_source, mode, Conversation(session.conversation))
 
 
-def write(planned: PlannedSession, message: dict[str, Any]) -> Written:
-    """The text the template writes for one assistant turn, by its own rendering or, failing that, by hand."""
-    turn = render_turn(planned, message)
-    if turn.text is None and not planned.session.mode.tools.offers_tools:
-        turn = render_turn(offering_tools(planned), message)
+def write(planned: PlannedSession, messages: list[dict[str, Any]]) -> list[Written]:
+    """The text the template writes for each assistant turn, by its own rendering (with tools offered when the
+    session offers none and that fails) or, failing that, by hand."""
+    turns = render_turns(planned, messages)
+    failed = [index for index, turn in enumerate(turns) if turn.text is None]
+    if failed and not planned.session.mode.tools.offers_tools:
+        retried = render_turns(offering_tools(planned), [messages[index] for index in failed])
+        for index, turn in zip(failed, retried, strict=True):
+            turns[index] = turn
+    return [written(planned, message, turn) for message, turn in zip(messages, turns, strict=True)]
+
+
+def written(planned: PlannedSession, message: dict[str, Any], turn: TurnText) -> Written:
+    """A turn as the template rendered it or, failing that, by hand."""
     if turn.text is not None:
         return Written(message, turn.text, turn.reason)
     hand = hand_written(planned, message)
@@ -90,17 +100,16 @@ def written_turns(planned: PlannedSession, tools: ToolSet, turns: tuple[Turn, ..
     entry = planned.entry
     tag_code = tags_argument(entry.think_start or "<think>", entry.think_end or "</think>")
     out: dict[Turn, Written] = {}
-    one = write(planned, turn_message(Turn.ONE_CALL, tools, "", tag_code) or {})
+    one = write(planned, [turn_message(Turn.ONE_CALL, tools, "", tag_code) or {}])[0]
     out[Turn.ONE_CALL] = one
     opening = ""
     if one.text is not None:
         split = split_call(one.text, tools.weather, entry.think_end, tuple(entry.markers))
         opening = "" if isinstance(split, str) else split.opening
     quoted = quoted_prose(entry.think_end, opening)
-    for turn in turns:
-        if turn in out:
-            continue
-        message = turn_message(turn, tools, quoted, tag_code)
-        out[turn] = Written({}, None, "the tool set has no tool for this turn") if message is None \
-            else write(planned, message)
+    messages = {turn: turn_message(turn, tools, quoted, tag_code) for turn in turns if turn not in out}
+    offered = {turn: message for turn, message in messages.items() if message is not None}
+    texts = dict(zip(offered, write(planned, list(offered.values())), strict=True))
+    for turn in messages:
+        out[turn] = texts.get(turn) or Written({}, None, "the tool set has no tool for this turn")
     return out
