@@ -250,6 +250,13 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     drop_payload(item)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Once every plugin has read the report (a worker has sent it to the controller), its payload goes: the
+    reports pytest keeps (its terminal reporter's tallies) must not hold every session's rows."""
+    drop_payload(report)
+
+
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
     """Show sessions with any non-matching row as `D` (differs) in pytest's progress."""
     if report.when == "call" and report.passed and dict(report.user_properties).get(DIFFERS):

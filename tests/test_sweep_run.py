@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from harness import sweep_command
+from harness import sweep_command, sweep_plugin
 from oracle.client import Oracle
 from reports.ci import exit_status, rows_beyond
 from reports.diff import Change
@@ -223,6 +223,16 @@ def test_two_workers_merge_their_rows(sweep: Sweep) -> None:
     assert status == 0
     assert "workers" not in stamp(pair)
     assert table(pair, "rows") == table(alone, "rows") and table(pair, "sessions") == table(alone, "sessions")
+
+
+def test_a_report_keeps_no_session_rows_once_every_plugin_has_read_it() -> None:
+    report = pytest.TestReport(
+        "sweep.py::session", ("sweep.py", 0, "session"), {}, "passed", None, "call",
+        user_properties=[(sweep_plugin.PROPERTY, json.dumps({"rows": [{"reply": "x" * 100}]})), ("other", "kept")],
+    )
+    assert sweep_plugin.payload_of(report) is not None
+    sweep_plugin.pytest_runtest_logreport(report)
+    assert sweep_plugin.payload_of(report) is None and report.user_properties == [("other", "kept")]
 
 
 def test_only_failing_reruns_the_failed_rows(sweep: Sweep) -> None:
