@@ -20,9 +20,12 @@ How it works. `routes.py` replays llama.cpp's routing of a template (its special
 the differential autoparser). `analysis.py` replays the autoparser's reasoning-marker analysis with
 jinja2 probe renders (`rendering.py`). Each syntax builds the same PEG grammar llama.cpp builds
 (`peg.py` is llama.cpp's PEG engine, `chat.py` its chat tags and AST-to-message mapper, `autoparser.py`
-its generic grammar), so finished replies read exactly as llama.cpp reads them. A stream re-runs the
-grammar after every chunk, but `peg.py` memoizes every result that never looked at the end of the input
-and resumes long scans and repetitions, so a feed only reads the new text (linear work in the reply).
+its generic grammar), so finished replies read exactly as llama.cpp reads them. A reader reads a streamed
+reply once, one character at a time, into a record (`reader.Record`) that every stream of that reply reads
+whatever its chunks; the grammar re-runs after each character, but `peg.py` memoizes every result that
+never looked at the end of the input and resumes long scans and repetitions, and where a parse proves only
+an open span grows the read is lengthened without parsing (`growth.py`), so the record only reads the new
+text (linear work in the reply).
 
 Streams and cut-off replies (`parse(text, partial=True)`) show what llama-server shows after streaming
 the text character by character, with rules on top that keep a stream's promises (README, "Streams keep
@@ -30,7 +33,7 @@ their promises"): the start of a marker still arriving at the end is held back u
 arguments show only up to their last closable point, raw control characters in strings escaped
 (`promises.py`), and a read that would take back what was shown is not shown (where llama.cpp would fail
 to diff). A read that shows nothing (a failed or empty read) keeps what the last character-by-character
-read showed (`reader.Replay`), so what is shown never depends on the chunking; where llama.cpp refuses the
+read showed (`reader.Record`), so what is shown never depends on the chunking; where llama.cpp refuses the
 text so far (it does not start as the format must), the cut read and that feed both raise Rejected, and the
 stream goes on with the next chunk. A finished read that would drop a shown call, or carries arguments that
 are not a JSON object, finishes as the stream showed it, arguments closed into an object and `bad_args`

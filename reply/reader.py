@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
-from chatparity.model import PINNED_NOW
+from chatparity.model import PINNED_NOW, common_prefix_length
 from reply.analysis import trim_whitespace
 from reply.chat import CONTENT, REASONING, ChatBuilder, Mapped
 from reply.growth import (
@@ -109,9 +109,10 @@ def open_reader(session: Any) -> Reader:
 
 
 class Reader:
-    """Reads replies of one session. Where `fast` (the default), streams lengthen reads the last parse proves
-    only grow (`Reading`) and share one recorded replay (`replayed`); turned off, every feed is parsed and each
-    stream replays on its own: the same reads, more slowly."""
+    """Reads replies of one session. Where `fast` (the default), every stream of a reply reads one shared
+    record of it (`Record`: the reply read once, one character at a time, lengthening reads the last parse
+    proves only grow) and the last finished read is kept; turned off, every feed is parsed and each stream
+    replays on its own: the same reads, more slowly."""
 
     def __init__(self, syntax: Syntax, template: Template, request: Request) -> None:
         self.syntax = syntax
@@ -130,19 +131,41 @@ class Reader:
         self.markers = tuple(sorted(set(found), key=lambda m: (-len(m), m)))
         self.longest_marker = max(map(len, self.markers), default=0)
         self.fast = True
-        self.shared: Replay | None = None
+        self.shared: Record | None = None
+        self.last_finished: tuple[str, Message | Rejected] | None = None
         self.diagnosed: dict[str, tuple[Problem, ...]] = {}
 
     def parse(self, text: str, partial: bool = False) -> Message:
         """The message in a reply; Rejected when llama.cpp would throw. A partial (cut off) reply reads as a
         stream would show it at that point (a marker still arriving at its end, and arguments past their last
         closable point, held back); a finished one keeps what its stream showed (`keep_promises`)."""
+        if not partial and self.fast and self.last_finished is not None and self.last_finished[0] == text:
+            return self.repeated(self.last_finished[1])
+        try:
+            message = self.parsed(text, partial)
+        except Rejected as refusal:
+            if not partial and self.fast:
+                self.last_finished = (text, refusal)
+            raise
+        if not partial and self.fast:
+            self.last_finished = (text, message)
+        return message
+
+    @staticmethod
+    def repeated(found: Message | Rejected) -> Message:
+        """A kept read again: the message, or its refusal raised anew."""
+        if isinstance(found, Rejected):
+            raise found.with_traceback(None)
+        return found
+
+    def parsed(self, text: str, partial: bool) -> Message:
+        """`parse`, worked out."""
         ctx = Context(self.prefix + text)
         with _deep_recursion():
             result = self.arena.parse(ctx)
             message = self.read(ctx, result, partial)
         if not partial:
-            return self.kept(message, text, ctx, result)
+            return self.finished(message, ctx, result)
         held = hold_back(message, ctx.text, self.markers, [], lambda: result.nodes)
         if held.empty or self.opens_call(held.content):
             held = self.replayed(text)
@@ -153,45 +176,42 @@ class Reader:
         (what the grammar reads as text once a call cannot be read may have shown as a call before)."""
         return any(content.find(start, max(0, since - len(start) + 1)) >= 0 for start in self.call_starts)
 
-    def kept(self, message: Message, text: str, ctx: Context, result: Result) -> Message:
-        """A finished read as `finished` keeps the stream's promises, replaying the reply where needed."""
-        return self.finished(message, ctx, result)
+    def record_of(self, text: str, record: Record | None = None) -> Record:
+        """A record of the reply `text`, read through it: `record` brought up to it when given, else the
+        reader's shared record where `fast` (forked where `text` only shares a start with the replies read
+        before), else a fresh one."""
+        if record is not None:
+            return record.extended(text, 0)
+        if not self.fast:
+            return Record(self).extended(text, 0)
+        self.shared = (self.shared or Record(self)).extended(text, 0)
+        return self.shared
 
     def replayed(self, text: str) -> Message:
-        """What a character-by-character stream of the reply `text` shows last (`Replay`). Where `fast`, one
-        recorded replay serves every text that starts as the texts before it did (a reply's streams), and a
-        text that shares only a start with them is replayed past that start alone (`Replay.forked`)."""
-        if not self.fast:
-            return Replay(self).advance(text)
-        if self.shared is None or not self.shared.agrees(text):
-            forked = None if self.shared is None else self.shared.forked(text)
-            self.shared = forked or Replay(self, recorded=True)
-        try:
-            return self.shared.shown_after(text)
-        except BaseException:
-            self.shared = None
-            raise
+        """What a character-by-character stream of the reply `text` shows last (`Record.shown_at`)."""
+        return self.record_of(text).shown_at(len(text))
 
-    def finished(self, final: Message, ctx: Context, result: Result, replay: Replay | None = None) -> Message:
+    def finished(self, final: Message, ctx: Context, result: Result, record: Record | None = None) -> Message:
         """The finished message that keeps a stream's promises (`keep_promises`): where the finished read is
-        empty, checked against what a character-by-character stream showed last (`replay`, else `replayed`);
-        where it leaves a call opening unread or reads one as content, against what such a stream showed from
-        there on (from where the read stopped, or from the first opening within its content); where a call's
-        arguments are not a JSON object, with them closed."""
+        empty, checked against what a character-by-character stream showed last (read from `record` when
+        given, else from `record_of`'s); where it leaves a call opening unread or reads one as content,
+        against what such a stream showed from there on (from where the read stopped, or from the first
+        opening within its content); where a call's arguments are not a JSON object, with them closed."""
+        since = 0
         if final.empty:
             pass
         elif result.end < len(ctx.text) and any(start in ctx.text[result.end:] for start in self.call_starts):
-            replay = Replay(self, ctx.text[len(self.prefix):max(result.end, len(self.prefix))])
+            since = max(result.end - len(self.prefix), 0)
         elif any(start in final.content for start in self.call_starts):
             opening = self.opening_in_content(ctx.text, result.nodes)
-            replay = None if opening is None else Replay(self, ctx.text[len(self.prefix):opening])
+            since = 0 if opening is None else max(opening - len(self.prefix), 0)
         elif any(not is_object(call.arguments) for call in final.tool_calls):
             return keep_promises(final, final)
         else:
             return final
-        with _deep_recursion():
-            text = ctx.text[len(self.prefix):]
-            shown = self.replayed(text) if replay is None else replay.advance(text)
+        text = ctx.text[len(self.prefix):]
+        recorded = self.record_of(text, record)
+        shown = recorded.shown_from(since, len(text)) if since else recorded.shown_at(len(text))
         return keep_promises(final, shown)
 
     def opening_in_content(self, text: str, nodes: tuple[Node, ...]) -> int | None:
@@ -416,115 +436,224 @@ class Reading:
         return self.parsed().nodes
 
 
-class Replay:
-    """What a character-by-character stream shows: each prefix's read (`hold_back`) when it adds to the last
-    one shown, else the last one. Used where a read shows nothing new (it failed, or is empty), so that what
-    is shown never depends on how the reply was chunked."""
+Held = tuple[int, Mark, bool] | Rejected
 
-    def __init__(self, reader: Reader, read: str = "", recorded: bool = False) -> None:
-        """A replay from the start, or from after `read`, a start of the reply whose own read (held back)
-        counts as what was shown so far; a `recorded` one (from the start) notes what it showed after each
-        character, so it answers for any start of what it replayed (`shown_after`)."""
+
+class Record:
+    """A reply read one character at a time, once for every stream of it (`Reader.record_of`): after each of
+    its starts, the read held back (`hold_back`) or the refusal, and what a character-by-character stream
+    shows (the held read where it adds to what was shown, else what was shown). A held read is kept as its
+    mark in a read that extends it (`bases`), with whether it extends the one before by construction (the
+    parse proved only an open span grows, `growth.shown_grown`)."""
+
+    def __init__(self, reader: Reader, start: str = "") -> None:
+        """A record of a reply that starts with `start`, whose reads up to there a fork fills in (`forked`)."""
         self.reader = reader
-        self.reading = Reading(reader, reader.prefix + read)
+        self.reading = Reading(reader, reader.prefix + start)
+        self.bases: list[Message] = []
+        self.held: list[Held | None] = [None]
         self.shown = Message()
+        self.shown_marks: list[Mark] = [_mark(self.shown)]
         self.scans: list[ArgumentsScan] = []
-        self.shown_last = False
-        if read:
-            fresh = self.reading.read()
-            if not isinstance(fresh, Rejected):
-                self.shown = hold_back(fresh, self.reading.ctx.text, reader.markers, self.scans,
-                                       self.reading.nodes)
-                self.shown_last = True
-        self.marks: list[Mark] | None = [_mark(self.shown)] if recorded else None
+        self.last: Message | None = None
+        self.refusal: Rejected | None = None
+        self.refused_at = 0
 
-    def advance(self, text: str) -> Message:
-        """Shown after every character of `text` past what was replayed already: where the last read shown
-        only grew (`growth.shown_grown`), that read lengthened, else the read held back."""
-        reading, markers, marks = self.reading, self.reader.markers, self.marks
-        done = len(reading.ctx.text) - len(self.reader.prefix)
-        for index, char in enumerate(text[done:], done + 1):
-            if self.fixed():
-                rest = text[index - 1:]
-                reading.ctx.text += rest
-                if marks is not None:
-                    marks.extend([marks[-1]] * len(rest))
-                break
-            fresh = reading.grow(char)
-            growing = reading.growth if self.shown_last and reading.result is None else None
-            self.shown_last = False
-            if not isinstance(fresh, Rejected):
-                held = None
-                if growing is not None:
-                    held = shown_grown(growing, fresh, self.shown, reading.ctx.text, self.scans, markers)
-                if held is None:
-                    held = hold_back(fresh, reading.ctx.text, markers, self.scans, reading.nodes)
-                if not held.empty and extends(self.shown, held):
-                    self.shown = held
-                    self.shown_last = True
-                    if marks is not None:
-                        marks.append(_mark(held))
-                        continue
-            if marks is not None:
-                marks.append(marks[-1])
-        return self.shown
+    @property
+    def size(self) -> int:
+        """How many characters of the reply were read."""
+        return len(self.held) - 1
+
+    def reply(self, size: int) -> str:
+        """The reply's first `size` characters."""
+        offset = len(self.reader.prefix)
+        return self.reading.ctx.text[offset:offset + size]
+
+    def extended(self, chunk: str, at: int) -> Record:
+        """A record of a reply made of this one's first `at` characters and `chunk`, read at least through
+        it: this record where its reply goes on with `chunk`, else a fork of the start they share."""
+        recorded = self.reading.ctx.text
+        offset = len(self.reader.prefix) + at
+        overlap = min(len(chunk), len(recorded) - offset)
+        if overlap > 0:
+            ahead = chunk if overlap == len(chunk) else chunk[:overlap]
+            if not recorded.startswith(ahead, offset):
+                shared = at + common_prefix_length(recorded[offset:offset + overlap], ahead)
+                fork = self.forked(shared)
+                fork.advance(chunk[shared - at:])
+                return fork
+        if overlap < len(chunk):
+            self.advance(chunk[max(overlap, 0):])
+        return self
+
+    def forked(self, shared: int) -> Record:
+        """A record of a reply that shares its first `shared` characters with this one's: it takes what this
+        one read of them and parses only that start, once, at its next character."""
+        fork = Record(self.reader, self.reply(shared))
+        if not shared:
+            return fork
+        fork.bases = self.bases[:]
+        fork.held = self.held[:shared + 1]
+        fork.shown_marks = self.shown_marks[:shared + 1]
+        fork.shown = _truncated(self.shown, fork.shown_marks[-1])
+        if self.refusal is not None and self.refused_at <= shared:
+            fork.refusal, fork.refused_at = self.refusal, self.refused_at
+        return fork
+
+    def advance(self, rest: str) -> None:
+        """Read on through `rest`, one character at a time; once nothing appended can change the read
+        (`fixed`) or the reply nests too deep to read, the remaining characters repeat the last entry."""
+        done = 0
+        try:
+            with _deep_recursion():
+                for char in rest:
+                    if self.refusal is not None or self.fixed():
+                        break
+                    self.step(char)
+                    done += 1
+        except Rejected as refusal:
+            self.refused(refusal)
+            done += 1
+        except BaseException:
+            self.restart()
+            raise
+        if done < len(rest):
+            self.repeat(rest[done:])
+
+    def step(self, char: str) -> None:
+        """Read one more character."""
+        reading, reader, last = self.reading, self.reader, self.last
+        fresh = reading.grow(char)
+        if isinstance(fresh, Rejected):
+            self.last = None
+            self.held.append(fresh)
+            self.shown_marks.append(self.shown_marks[-1])
+            return
+        text = reading.ctx.text
+        held = None
+        if last is not None and reading.result is None and reading.growth is not None:
+            held = shown_grown(reading.growth, fresh, last, text, self.scans, reader.markers)
+        grew = held is not None
+        if held is None:
+            held = hold_back(fresh, text, reader.markers, self.scans, reading.nodes)
+        self.keep(held, grew)
+        if not held.empty and ((grew and self.shown is last) or extends(self.shown, held)):
+            self.shown = held
+        self.shown_marks.append(_mark(self.shown))
+        self.last = held
+
+    def keep(self, held: Message, grew: bool) -> None:
+        """Note the held read of the reply so far, as its mark in a read that extends it."""
+        bases = self.bases
+        if bases and ((grew and bases[-1] is self.last) or extends(bases[-1], held)):
+            bases[-1] = held
+        elif not bases or not extends(held, bases[-1]):
+            bases.append(held)
+        self.held.append((len(bases) - 1, _mark(held), grew))
+
+    def refused(self, refusal: Rejected) -> None:
+        """The reply nests too deep to read from its last character on."""
+        self.refusal, self.refused_at = refusal, self.size + 1
+        self.held.append(refusal)
+        self.shown_marks.append(self.shown_marks[-1])
+
+    def repeat(self, rest: str) -> None:
+        """Append `rest`, each of its characters reading as the last one did."""
+        self.reading.ctx.text += rest
+        entry = self.refusal if self.refusal is not None else self.held[-1]
+        self.held.extend([entry] * len(rest))
+        self.shown_marks.extend([self.shown_marks[-1]] * len(rest))
+
+    def restart(self) -> None:
+        """After an interrupted read: forget the character half read, and parse the reply read so far anew
+        at the next character."""
+        size = min(len(self.held), len(self.shown_marks))
+        del self.held[size:], self.shown_marks[size:]
+        self.shown = _truncated(self.shown, self.shown_marks[-1])
+        self.reading = Reading(self.reader, self.reader.prefix + self.reply(size - 1))
+        self.scans, self.last = [], None
 
     def fixed(self) -> bool:
-        """Whether nothing appended can change what is shown: the read settled (`Reading.settled`) and the
-        input ends a marker's length past it (so holding back takes nothing of it), and was replayed there."""
+        """Whether nothing appended can change the held read: the read settled (`Reading.settled`) and the
+        input ends a marker's length past it (so holding back takes nothing of it)."""
         reading = self.reading
         if reading.settled is None or reading.result is None:
             return False
         return (isinstance(reading.settled, Rejected)
                 or len(reading.ctx.text) - self.reader.longest_marker > reading.result.end)
 
-    def forked(self, text: str) -> Replay | None:
-        """A recorded replay of `text` that takes what this one (recorded) showed over the start the two share,
-        and parses only that start (None when they share nothing)."""
-        assert self.marks is not None
-        replayed = self.reading.ctx.text[len(self.reader.prefix):]
-        shared = next((at for at, (mine, theirs) in enumerate(zip(replayed, text)) if mine != theirs),
-                      min(len(replayed), len(text)))
-        if not shared:
-            return None
-        fork = Replay(self.reader, text[:shared], recorded=True)
-        fork.shown = _truncated(self.shown, self.marks[shared])
-        fork.shown_last = False
-        fork.marks = self.marks[:shared + 1]
-        return fork
+    def held_at(self, size: int) -> Message | Rejected:
+        """The held read (or refusal) of the reply's first `size` characters, which were read."""
+        if size == 0:
+            return self.held_of_nothing()
+        entry = self.held[size]
+        assert entry is not None
+        if isinstance(entry, Rejected):
+            return entry
+        if size == self.size and self.last is not None:
+            return self.last
+        index, mark, _ = entry
+        return _truncated(self.bases[index], mark)
 
-    def agrees(self, text: str) -> bool:
-        """Whether `text` and what was replayed so far start alike (one is a start of the other)."""
-        replayed = self.reading.ctx.text[len(self.reader.prefix):]
-        return text.startswith(replayed) if len(text) >= len(replayed) else replayed.startswith(text)
+    def held_of_nothing(self) -> Message | Rejected:
+        """The held read (or refusal) of an empty reply."""
+        reading = Reading(self.reader, self.reader.prefix)
+        fresh = reading.read()
+        if isinstance(fresh, Rejected):
+            return fresh
+        return hold_back(fresh, reading.ctx.text, self.reader.markers, [], reading.nodes)
 
-    def shown_after(self, text: str) -> Message:
-        """Shown after every character of `text`, which `agrees` with what was replayed (recorded replays)."""
-        assert self.marks is not None
-        if len(text) >= len(self.marks) - 1:
-            return self.advance(text)
-        return _truncated(self.shown, self.marks[len(text)])
+    def grew(self, size: int) -> bool:
+        """Whether the held read of the first `size` characters extends that of one fewer by construction."""
+        entry = self.held[size]
+        return entry is not None and not isinstance(entry, Rejected) and entry[2]
+
+    def shown_at(self, size: int) -> Message:
+        """What a character-by-character stream shows after the reply's first `size` characters."""
+        if size == self.size:
+            return self.shown
+        return _truncated(self.shown, self.shown_marks[size])
+
+    def shown_from(self, start: int, size: int) -> Message:
+        """What a character-by-character stream shows after the reply's first `size` characters where, after
+        the first `start` ones, it showed their held read (nothing where that was refused)."""
+        first = self.held_at(start) if start else Message()
+        shown = Message() if isinstance(first, Rejected) else first
+        for at in range(start + 1, size + 1):
+            if self.held[at] is self.held[at - 1]:
+                continue
+            held = self.held_at(at)
+            if not isinstance(held, Rejected) and not held.empty and extends(shown, held):
+                shown = held
+        return shown
 
 
 class Stream:
-    """A reply read as it arrives: each feed parses on from where the last one stopped (`Reading`), or shows
-    the last read lengthened where the parse proved only its open span grows (`growth.shown_grown`). Fed one
-    character at a time (and `fast`), a stream shows what a replay of it would (`Replay`) without replaying."""
+    """A reply read as it arrives. Where the reader is `fast`, a feed looks up what the reader's record of the
+    reply (`Record`, read one character at a time once for all the reply's streams) holds back at its end;
+    else each feed parses on from where the last one stopped (`Reading`). Fed one character at a time, a
+    stream shows what a character-by-character replay of it would."""
 
     def __init__(self, reader: Reader) -> None:
         self.reader = reader
-        self.reading = Reading(reader, reader.prefix)
+        self.size = 0
         self.snapshot = Message()
-        self.replay = None if reader.fast else Replay(reader)
+        self.shown_at = 0
+        self.reading = None if reader.fast else Reading(reader, reader.prefix)
         self.scans: list[ArgumentsScan] = []
+        if reader.fast:
+            self.record = reader.shared = reader.shared or Record(reader)
+        else:
+            self.record = Record(reader)
         self.refusal: Rejected | None = None
-        self.held: Message | None = None
-        self.by_char = reader.fast
+        self.by_char = True
 
     @property
     def examined(self) -> int:
-        """Characters the scanners looked at so far (the stream's parsing work)."""
-        return self.reading.ctx.examined
+        """Characters the scanners looked at so far (the parsing work of this stream, or of the record it
+        reads)."""
+        reading = self.record.reading if self.reading is None else self.reading
+        return reading.ctx.examined
 
     def feed(self, chunk: str) -> Message:
         """The snapshot after this chunk (the previous one when nothing new can be read yet); snapshots
@@ -533,56 +662,67 @@ class Stream:
         goes on, showing what it showed before. A reply that nests too deep to read is refused from then on,
         its finish too."""
         if self.refusal is not None:
-            self.reading.ctx.text += chunk
             raise self.refusal
         self.by_char = self.by_char and len(chunk) == 1
+        start = self.size
+        self.size += len(chunk)
         try:
-            with _deep_recursion():
-                shown_last = self.held is self.snapshot
-                self.held = None
-                fresh = self.reading.grow(chunk)
-                if isinstance(fresh, Rejected):
-                    raise fresh
-                growing = self.reading.growth if shown_last and self.reading.result is None else None
-                if growing is not None:
-                    held = shown_grown(growing, fresh, self.snapshot, self.reading.ctx.text, self.scans,
-                                       self.reader.markers)
-                    if held is not None and (len(held.content) == len(self.snapshot.content)
-                                             or not self.reader.opens_call(held.content, len(self.snapshot.content))):
-                        self.snapshot = self.held = held
-                        return held
-                text = self.reading.ctx.text
-                held = self.held = hold_back(fresh, text, self.reader.markers, self.scans, self.reading.nodes)
-                if (held.empty or not extends(self.snapshot, held)
-                        or self.reader.opens_call(held.content, len(self.snapshot.content))):
-                    if not self.by_char:
-                        held = self.replayed(text[len(self.reader.prefix):])
-                    elif held.empty or not extends(self.snapshot, held):
-                        held = self.snapshot
-                    if extends(self.snapshot, held):
-                        self.snapshot = held
-                else:
-                    self.snapshot = held
+            held, grew = self.held_after(chunk, start)
+            if isinstance(held, Rejected):
+                raise held
         except Rejected as refusal:
             if refusal.reason == TOO_DEEP:
                 self.refusal = refusal
             raise
+        snapshot = self.snapshot
+        adds = not held.empty and ((grew and len(chunk) == 1 and self.shown_at == start) or extends(snapshot, held))
+        if adds and not self.reader.opens_call(held.content, len(snapshot.content)):
+            self.snapshot, self.shown_at = held, self.size
+        elif not self.by_char:
+            replayed = self.replayed()
+            if extends(snapshot, replayed):
+                self.snapshot, self.shown_at = replayed, -1
+        elif adds:
+            self.snapshot, self.shown_at = held, self.size
         return self.snapshot
 
-    def replayed(self, text: str) -> Message:
-        """What a character-by-character stream of `text` shows last: the reader's shared replay where it
-        is `fast`, else this stream's own."""
-        return self.reader.replayed(text) if self.replay is None else self.replay.advance(text)
+    def held_after(self, chunk: str, start: int) -> tuple[Message | Rejected, bool]:
+        """The held read (or refusal) after `chunk`, fed after `start` characters, and whether it extends the
+        one a character before by construction."""
+        if self.reading is None:
+            record = self.record.extended(chunk, start)
+            if record is not self.record:
+                self.record = self.reader.shared = record
+            return record.held_at(self.size), record.grew(self.size)
+        with _deep_recursion():
+            fresh = self.reading.grow(chunk)
+            if isinstance(fresh, Rejected):
+                return fresh, False
+            return hold_back(fresh, self.reading.ctx.text, self.reader.markers, self.scans, self.reading.nodes), False
+
+    def text(self) -> str:
+        """The reply fed so far."""
+        if self.reading is None:
+            return self.record.reply(self.size)
+        return self.reading.ctx.text[len(self.reader.prefix):]
+
+    def replayed(self) -> Message:
+        """What a character-by-character stream of the reply fed so far shows last: the record's where the
+        reader is `fast`, else this stream's own record's, brought up to the text."""
+        if self.reading is not None:
+            self.record = self.record.extended(self.text(), 0)
+        return self.record.shown_at(self.size)
 
     def finish(self) -> Message:
-        """The finished reply's reading, equal to a whole parse of everything fed whatever the chunks were
-        (`Reader.finished`)."""
+        """The finished reply's reading, equal to a whole parse of everything fed whatever the chunks were."""
         if self.refusal is not None:
             raise self.refusal
+        if self.reading is None:
+            return self.reader.parse(self.text())
         with _deep_recursion():
             result = self.reading.parsed()
             final = self.reader.read(self.reading.ctx, result, partial=False)
-        return self.reader.finished(final, self.reading.ctx, result, self.replay)
+        return self.reader.finished(final, self.reading.ctx, result, self.record)
 
 
-__all__ = ["Reader", "Reading", "Replay", "Stream", "open_reader"]
+__all__ = ["Reader", "Reading", "Record", "Stream", "open_reader"]
