@@ -129,3 +129,30 @@ def mine(read: Any, *args: Any, **kwargs: Any) -> Any:
 def as_reading(message: reply.Message) -> Reading:
     """A project message as a harness reading."""
     return Reading.of(message)
+
+
+def outcome(action, *args) -> object:
+    """What a stream call returns: the message with its call ids, or the refusal's reason."""
+    try:
+        message = action(*args)
+    except reply.Rejected as refusal:
+        return ("rejected", refusal.reason)
+    return (message.reasoning_content, message.content, message.tool_calls)
+
+
+def grammar_runs(reader: reply.Reader, action) -> int:
+    """How many times `action()` ran the reader's grammar."""
+    parse = reader.arena.parse
+    count = 0
+
+    def counted(ctx):
+        nonlocal count
+        count += 1
+        return parse(ctx)
+
+    reader.arena.parse = counted
+    try:
+        action()
+    finally:
+        reader.arena.parse = parse
+    return count

@@ -10,19 +10,10 @@ import pytest
 
 import reply
 from reply.reader import Reading
-from tests.reply_support import session, written_turn
+from tests.reply_support import grammar_runs, outcome, session, written_turn
 
 TEMPLATE = "Qwen-Qwen3-0.6B.jinja"
 MODE = "think/parallel"
-
-
-def outcome(action, *args) -> object:
-    """What a stream call returns: the message with its call ids, or the refusal's reason."""
-    try:
-        message = action(*args)
-    except reply.Rejected as refusal:
-        return ("rejected", refusal.reason)
-    return (message.reasoning_content, message.content, message.tool_calls)
 
 
 def streamed(reader: reply.Reader, chunks: list[str]) -> list[object]:
@@ -34,24 +25,6 @@ def streamed(reader: reply.Reader, chunks: list[str]) -> list[object]:
 def chunked(text: str, size: int) -> list[str]:
     """`text` in chunks of `size` characters."""
     return [text[start:start + size] for start in range(0, len(text), size)]
-
-
-def grammar_runs(reader: reply.Reader, action) -> int:
-    """How many times `action()` ran the reader's grammar."""
-    parse = reader.arena.parse
-    count = 0
-
-    def counted(ctx):
-        nonlocal count
-        count += 1
-        return parse(ctx)
-
-    reader.arena.parse = counted
-    try:
-        action()
-    finally:
-        reader.arena.parse = parse
-    return count
 
 
 @pytest.fixture(scope="module")

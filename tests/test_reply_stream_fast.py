@@ -15,7 +15,7 @@ import reply
 from reply.reader import Stream
 from reply.syntaxes import Syntax
 from templates.index import load_index
-from tests.reply_support import SYNTAX_TEMPLATES, replies, sessions, written_turn
+from tests.reply_support import SYNTAX_TEMPLATES, grammar_runs, outcome, replies, sessions, written_turn
 
 EXAMPLES = int(os.environ.get("REPLY_FAST_EXAMPLES", "12"))
 TEMPLATES = [names[0] for names in SYNTAX_TEMPLATES.values()]
@@ -23,15 +23,6 @@ DEFAULT_MAPPER = Syntax.__dataclass_fields__["mapper"].default
 FRAGMENTS = ['{"name": "get_weather", "arguments": ', '{"city": "Rio", "days": 4}', '{"city": ', '"Rio"', "4",
              "three", "[", "]", "{", "}", '"', ",", ":", "\\", "\n", " ", "Hello world", "get_weather", "city",
              "true", "null", "=", ">", "<", "</", "\n\n", "functions.", "a long run of plain words "]
-
-
-def outcome(action, *args) -> object:
-    """What a stream call returns: the message with its call ids, or the refusal's reason."""
-    try:
-        message = action(*args)
-    except reply.Rejected as refusal:
-        return ("rejected", refusal.reason)
-    return (message.reasoning_content, message.content, message.tool_calls)
 
 
 def parsing(session) -> reply.Reader:
@@ -110,24 +101,6 @@ def test_fast_stream_matches_on_generated_replies(template: str) -> None:
         assert fast == slow, json.dumps(text)
 
     check()
-
-
-def grammar_runs(reader: reply.Reader, action) -> int:
-    """How many times `action()` ran the reader's grammar."""
-    parse = reader.arena.parse
-    count = 0
-
-    def counted(ctx):
-        nonlocal count
-        count += 1
-        return parse(ctx)
-
-    reader.arena.parse = counted
-    try:
-        action()
-    finally:
-        reader.arena.parse = parse
-    return count
 
 
 def reads(reader: reply.Reader, text: str) -> int:
