@@ -139,21 +139,15 @@ class Reader:
         """The message in a reply; Rejected when llama.cpp would throw. A partial (cut off) reply reads as a
         stream would show it at that point (a marker still arriving at its end, and arguments past their last
         closable point, held back); a finished one keeps what its stream showed (`keep_promises`)."""
-        if not partial and self.fast and self.last_finished is not None and self.last_finished[0] == text:
-            return self.repeated(self.last_finished[1])
-        try:
-            message = self.parsed(text, partial)
-        except Rejected as refusal:
-            if not partial and self.fast:
-                self.last_finished = (text, refusal)
-            raise
-        if not partial and self.fast:
-            self.last_finished = (text, message)
-        return message
-
-    @staticmethod
-    def repeated(found: Message | Rejected) -> Message:
-        """A kept read again: the message, or its refusal raised anew."""
+        if partial or not self.fast:
+            return self.parsed(text, partial)
+        if self.last_finished is None or self.last_finished[0] != text:
+            try:
+                found: Message | Rejected = self.parsed(text, partial)
+            except Rejected as refusal:
+                found = refusal
+            self.last_finished = (text, found)
+        found = self.last_finished[1]
         if isinstance(found, Rejected):
             raise found.with_traceback(None)
         return found
