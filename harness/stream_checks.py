@@ -89,12 +89,13 @@ def start_sizes(marker: str) -> dict[str, tuple[int, ...]]:
 
 
 @lru_cache(maxsize=1024)
-def marker_search(markers: tuple[str, ...]) -> tuple[re.Pattern[str], frozenset[str], int]:
-    """A pattern finding any of the markers, the characters their proper starts end with, and the longest
-    marker's length."""
+def marker_search(markers: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str], int]:
+    """A pattern finding any of the markers, one finding a proper start of any of them ending the text, and the
+    longest marker's length."""
     pattern = re.compile("|".join(re.escape(marker) for marker in markers))
-    ends = frozenset(char for marker in markers for char in start_sizes(marker))
-    return pattern, ends, max(map(len, markers))
+    starts = sorted({marker[:size] for marker in markers for size in range(1, len(marker))}, key=len, reverse=True)
+    ending = re.compile("(?:" + "|".join(map(re.escape, starts)) + r")\Z") if starts else re.compile(r"(?!)")
+    return pattern, ending, max(map(len, markers))
 
 
 def leak(shown: str, kept: str, markers: Sequence[str], checked: int = 0) -> str | None:
@@ -102,10 +103,11 @@ def leak(shown: str, kept: str, markers: Sequence[str], checked: int = 0) -> str
     `shown[:checked]` is known to hold no whole marker."""
     if not markers:
         return None
-    last = shown[-1:]
-    pattern, start_ends, longest = marker_search(tuple(markers))
-    if last not in start_ends and pattern.search(shown, max(0, checked - longest + 1)) is None:
+    pattern, ending, longest = marker_search(tuple(markers))
+    if (pattern.search(shown, max(0, checked - longest + 1)) is None
+            and ending.search(shown, max(0, len(shown) - longest)) is None):
         return None
+    last = shown[-1:]
     for marker in markers:
         position = shown.find(marker, max(0, checked - len(marker) + 1))
         if position >= 0:

@@ -43,31 +43,35 @@ def find_problems(reader: Reader, ctx: Context, result: Result, mapped: Mapped |
     req = reader.request
     starts = reader.call_starts
     if result.status is Status.FAIL:
-        found.add(Problem.BAD_SYNTAX)
-        found |= _diagnose(reader, ctx.text[len(reader.prefix):], starts)
-    else:
-        opens = closes = 0
-        for n in _walk(result.nodes):
-            tag = n.tag
-            if tag == TOOL_OPEN:
-                opens += 1
-            elif tag == TOOL_CLOSE:
-                closes += not n.is_partial
-            elif tag == REASONING and n.is_partial:
-                found.add(Problem.UNCLOSED_THINK)
-        if result.status is Status.NEED_MORE and (opens > closes or Problem.UNCLOSED_THINK in found
-                                                  or _ends_with_a_start(ctx.text[len(reader.prefix):], starts)):
-            found.add(Problem.CUT_OFF)
-        if result.status is Status.SUCCESS and result.end < len(ctx.text) and ctx.text[result.end:].strip():
-            found.add(Problem.TEXT_AFTER_ACTION)
-        if mapped is not None:
-            if req.use_tools and not mapped.calls and not found & {Problem.CUT_OFF}:
-                found.add(Problem.NO_ACTION)
-            if len(mapped.calls) > 1 and not req.parallel:
-                found.add(Problem.MULTIPLE_ACTIONS)
-            if mapped.calls and "".join(mapped.content).strip():
-                found.add(Problem.PROSE_BEFORE_ACTION)
+        return refusal_problems(reader, ctx.text[len(reader.prefix):])
+    opens = closes = 0
+    for n in _walk(result.nodes):
+        tag = n.tag
+        if tag == TOOL_OPEN:
+            opens += 1
+        elif tag == TOOL_CLOSE:
+            closes += not n.is_partial
+        elif tag == REASONING and n.is_partial:
+            found.add(Problem.UNCLOSED_THINK)
+    if result.status is Status.NEED_MORE and (opens > closes or Problem.UNCLOSED_THINK in found
+                                              or _ends_with_a_start(ctx.text[len(reader.prefix):], starts)):
+        found.add(Problem.CUT_OFF)
+    if result.status is Status.SUCCESS and result.end < len(ctx.text) and ctx.text[result.end:].strip():
+        found.add(Problem.TEXT_AFTER_ACTION)
+    if mapped is not None:
+        if req.use_tools and not mapped.calls and not found & {Problem.CUT_OFF}:
+            found.add(Problem.NO_ACTION)
+        if len(mapped.calls) > 1 and not req.parallel:
+            found.add(Problem.MULTIPLE_ACTIONS)
+        if mapped.calls and "".join(mapped.content).strip():
+            found.add(Problem.PROSE_BEFORE_ACTION)
     return tuple(p for p in PROBLEMS if p in found) if found else ()
+
+
+def refusal_problems(reader: Reader, reply: str) -> tuple[Problem, ...]:
+    """Problems of a reply whose parse failed, in a fixed order."""
+    found = {Problem.BAD_SYNTAX} | _diagnose(reader, reply, reader.call_starts)
+    return tuple(p for p in PROBLEMS if p in found)
 
 
 def _ends_with_a_start(reply: str, starts: tuple[str, ...]) -> bool:

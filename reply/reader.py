@@ -21,7 +21,7 @@ from reply.growth import (
 )
 from reply.messages import Message, Problem, Rejected, RenderFailed, ToolCall, Unsupported
 from reply.peg import Arena, Context, Node, Parser, Result, Status
-from reply.problems import find_problems
+from reply.problems import find_problems, refusal_problems
 from reply.promises import ArgumentsScan, closed_arguments, is_object, shown_arguments
 from reply.rendering import generation_prompt
 from reply.request import Request
@@ -168,7 +168,8 @@ class Reader:
     def opens_call(self, content: str, since: int = 0) -> bool:
         """Whether `content` holds a call opening, read as text, that ends past its first `since` characters
         (what the grammar reads as text once a call cannot be read may have shown as a call before)."""
-        return any(content.find(start, max(0, since - len(start) + 1)) >= 0 for start in self.call_starts)
+        return len(content) > since and any(content.find(start, max(0, since - len(start) + 1)) >= 0
+                                            for start in self.call_starts)
 
     def record_of(self, text: str, record: Record | None = None) -> Record:
         """A record of the reply `text`, read through it: `record` brought up to it when given, else the
@@ -232,15 +233,19 @@ class Reader:
         """The grammar's parsers by id (what a stream's fast path reads a parse's frontier with)."""
         return parsers_by_id(self.arena.root)
 
-    def failure_problems(self, text: str, result: Result) -> tuple[Problem, ...]:
-        """The problems of the input `text` (generation prompt and reply) whose parse failed (`result`),
-        worked out once per text: diagnosing re-reads the reply, and a refused reply is refused again by every
-        stream of it."""
+    def refusal(self, text: str) -> Rejected:
+        """llama.cpp's refusal of the input `text` (generation prompt and reply), its problems diagnosed on
+        first access."""
+        return Rejected(REJECTION, lambda: self.failure_problems(text))
+
+    def failure_problems(self, text: str) -> tuple[Problem, ...]:
+        """The problems of the input `text` (generation prompt and reply), whose parse failed, worked out once
+        per text: diagnosing re-reads the reply, and a refused reply is refused again by every stream of it."""
         found = self.diagnosed.get(text)
         if found is None:
             if len(self.diagnosed) >= DIAGNOSED_KEPT:
                 self.diagnosed.clear()
-            found = self.diagnosed[text] = find_problems(self, Context(text), result, None)
+            found = self.diagnosed[text] = refusal_problems(self, text[len(self.prefix):])
         return found
 
     def read(self, ctx: Context, result: Result, partial: bool, diagnose: bool = True) -> Message:
@@ -251,10 +256,9 @@ class Reader:
                     diagnose: bool = True) -> tuple[Message, Mapped | None]:
         """`read`, and what the mapper read (None when the parse failed)."""
         if result.status is Status.FAIL:
-            text = ctx.text
             if partial and result.end > 0:
-                return Message(problems=self.failure_problems(text, result) if diagnose else ()), None
-            raise Rejected(REJECTION, lambda: self.failure_problems(text, result))
+                return Message(problems=self.failure_problems(ctx.text) if diagnose else ()), None
+            raise self.refusal(ctx.text)
         mapped = self.syntax.mapper(ctx.text, result.nodes)
         message = Message(
             reasoning_content="".join(mapped.reasoning),
@@ -438,7 +442,7 @@ class Record:
     its starts, the read held back (`hold_back`) or the refusal, and what a character-by-character stream
     shows (the held read where it adds to what was shown, else what was shown). A held read is kept as its
     mark in a read that extends it (`bases`), with whether it extends the one before by construction (the
-    parse proved only an open span grows, `growth.shown_grown`)."""
+    parse proved only an open span grows, `growth.shown_grown`); a stream's lookup of it (`view`) is kept."""
 
     def __init__(self, reader: Reader, start: str = "") -> None:
         """A record of a reply that starts with `start`, whose reads up to there a fork fills in (`forked`)."""
@@ -446,6 +450,7 @@ class Record:
         self.reading = Reading(reader, reader.prefix + start)
         self.bases: list[Message] = []
         self.held: list[Held | None] = [None]
+        self.views: dict[int, tuple[Message | Rejected, bool]] = {}
         self.shown = Message()
         self.shown_marks: list[Mark] = [_mark(self.shown)]
         self.scans: list[ArgumentsScan] = []
@@ -563,6 +568,7 @@ class Record:
         at the next character."""
         size = min(len(self.held), len(self.shown_marks))
         del self.held[size:], self.shown_marks[size:]
+        self.views = {at: view for at, view in self.views.items() if at < size}
         self.shown = _truncated(self.shown, self.shown_marks[-1])
         self.reading = Reading(self.reader, self.reader.prefix + self.reply(size - 1))
         self.scans, self.last = [], None
@@ -588,6 +594,14 @@ class Record:
             return self.last
         index, mark, _ = entry
         return _truncated(self.bases[index], mark)
+
+    def view(self, size: int) -> tuple[Message | Rejected, bool]:
+        """The held read (or refusal) of the reply's first `size` characters, which were read, and whether it
+        extends that of one fewer by construction; worked out once per size."""
+        found = self.views.get(size)
+        if found is None:
+            found = self.views[size] = (self.held_at(size), self.grew(size))
+        return found
 
     def held_of_nothing(self) -> Message | Rejected:
         """The held read (or refusal) of an empty reply."""
@@ -663,7 +677,7 @@ class Stream:
         try:
             held, grew = self.held_after(chunk, start)
             if isinstance(held, Rejected):
-                raise held
+                raise held if held.reason == TOO_DEEP else self.reader.refusal(self.reader.prefix + self.text())
         except Rejected as refusal:
             if refusal.reason == TOO_DEEP:
                 self.refusal = refusal
@@ -687,7 +701,7 @@ class Stream:
             record = self.record.extended(chunk, start)
             if record is not self.record:
                 self.record = self.reader.shared = record
-            return record.held_at(self.size), record.grew(self.size)
+            return record.view(self.size)
         with _deep_recursion():
             fresh = self.reading.grow(chunk)
             if isinstance(fresh, Rejected):

@@ -7,6 +7,7 @@ import pytest
 import reply
 from corpora.catalog import plan, replies
 from reply import Problem
+from tests.reply_support import replies as sample_replies
 from tests.reply_support import session
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rio"}}\n</tool_call>'
@@ -70,13 +71,13 @@ def test_a_refused_reply_is_diagnosed_once_whatever_reads_it(monkeypatch: pytest
     import reply.reader
 
     calls: list[str] = []
-    find = reply.reader.find_problems
+    diagnose = reply.reader.refusal_problems
 
-    def counted(reader, ctx, result, mapped):
-        calls.append(ctx.text)
-        return find(reader, ctx, result, mapped)
+    def counted(reader, text):
+        calls.append(text)
+        return diagnose(reader, text)
 
-    monkeypatch.setattr(reply.reader, "find_problems", counted)
+    monkeypatch.setattr(reply.reader, "refusal_problems", counted)
     reader = reply.open(session("Qwen-Qwen3-0.6B.jinja", "think/auto"))
     refused = CALL.replace("get_weather", "get_wether")
     problems = []
@@ -97,3 +98,27 @@ def test_a_refused_reply_is_diagnosed_once_whatever_reads_it(monkeypatch: pytest
     assert other.value.problems == (Problem.TEXT_AFTER_ACTION, Problem.BAD_SYNTAX)
     assert len(calls) == 2
     assert problems_of("think/auto", refused) == set(problems[0])
+
+
+@pytest.mark.parametrize("template,mode", [("upstage-Solar-Open-100B.jinja", "think/auto"),
+                                           ("mistralai-Mistral-Nemo-Instruct-2407.jinja", "think/auto"),
+                                           ("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", "think/auto")])
+def test_a_refused_feed_carries_the_problems_of_everything_fed_so_far(template: str, mode: str) -> None:
+    """Each refused feed of a character-by-character stream is diagnosed on the text fed so far, as a partial
+    parse of that text is, not on the shorter text where the refusal began (a call's name arrives later)."""
+    s = session(template, mode)
+    reader = reply.open(s)
+    refused = [(text, []) for text, _ in sample_replies(s)]
+    for text, shown in refused:
+        stream = reader.stream()
+        for size in range(1, len(text) + 1):
+            try:
+                stream.feed(text[size - 1])
+            except reply.Rejected as refusal:
+                shown.append((size, refusal.problems))
+    checked = [(text[:size], problems) for text, shown in refused for size, problems in shown]
+    assert len({problems for _, problems in checked}) > 1
+    for prefix, problems in checked:
+        with pytest.raises(reply.Rejected) as refusal:
+            reply.open(s).parse(prefix, partial=True)
+        assert problems == refusal.value.problems, prefix
