@@ -10,6 +10,7 @@ from typing import Any
 from chatparity.model import PINNED_NOW, common_prefix_length
 from reply.analysis import trim_whitespace
 from reply.chat import CONTENT, REASONING, ChatBuilder, Mapped
+from reply.fingerprint import fingerprint
 from reply.growth import (
     Growth,
     Stall,
@@ -32,6 +33,10 @@ REJECTION = "The model produced output that does not match the expected peg-nati
 TOO_DEEP = "The reply nests deeper than the parser's grammar can recurse"
 PLACEHOLDER_MESSAGES = [{"role": "user", "content": "Hello"}]
 DIAGNOSED_KEPT = 256
+FINISHED_KEPT = 1024
+RECORDS_KEPT = 256
+RECORDS_PARSED = 4
+VIEWS_UP_TO = 1024
 
 
 class _DeepRecursion:
@@ -132,7 +137,8 @@ class Reader:
         self.longest_marker = max(map(len, self.markers), default=0)
         self.fast = True
         self.shared: Record | None = None
-        self.last_finished: tuple[str, Message | Rejected] | None = None
+        self.records: list[Record] = []
+        self.finished_reads: dict[str, Message | Rejected] = {}
         self.diagnosed: dict[str, tuple[Problem, ...]] = {}
 
     def parse(self, text: str, partial: bool = False) -> Message:
@@ -141,13 +147,15 @@ class Reader:
         closable point, held back); a finished one keeps what its stream showed (`keep_promises`)."""
         if partial or not self.fast:
             return self.parsed(text, partial)
-        if self.last_finished is None or self.last_finished[0] != text:
+        found = self.finished_reads.get(text)
+        if found is None:
             try:
-                found: Message | Rejected = self.parsed(text, partial)
+                found = self.parsed(text, partial)
             except Rejected as refusal:
                 found = refusal
-            self.last_finished = (text, found)
-        found = self.last_finished[1]
+            if len(self.finished_reads) >= FINISHED_KEPT:
+                del self.finished_reads[next(iter(self.finished_reads))]
+            self.finished_reads[text] = found
         if isinstance(found, Rejected):
             raise found.with_traceback(None)
         return found
@@ -179,8 +187,33 @@ class Reader:
             return record.extended(text, 0)
         if not self.fast:
             return Record(self).extended(text, 0)
-        self.shared = (self.shared or Record(self)).extended(text, 0)
+        self.shared = (self.shared or self.recorded("") or self.kept(Record(self))).extended(text, 0)
         return self.shared
+
+    def recorded(self, start: str) -> Record | None:
+        """The most recent kept record that read a reply starting with `start` (None when none did)."""
+        offset = len(self.prefix)
+        for record in reversed(self.records):
+            if record.reading.ctx.text.startswith(start, offset):
+                return record
+        return None
+
+    def kept(self, record: Record) -> Record:
+        """`record`, kept among the reader's recent records (`recorded`) where `fast`; the records older than
+        the newest RECORDS_PARSED keep what they read but drop their parse (`Record.rest`)."""
+        if self.fast:
+            if len(self.records) >= RECORDS_KEPT:
+                del self.records[0]
+            self.records.append(record)
+            if len(self.records) > RECORDS_PARSED:
+                self.records[-RECORDS_PARSED - 1].rest()
+        return record
+
+    def equivalence(self) -> tuple[object, ...]:
+        """What every read of this reader follows from: readers alike in it read every reply alike."""
+        return (self.syntax.name, fingerprint(self.arena.root), self.prefix, self.call_starts, self.markers,
+                self.request.use_tools, self.request.parallel,
+                tuple(tool["function"]["name"] for tool in self.request.tools))
 
     def replayed(self, text: str) -> Message:
         """What a character-by-character stream of the reply `text` shows last (`Record.shown_at`)."""
@@ -442,7 +475,7 @@ class Record:
     its starts, the read held back (`hold_back`) or the refusal, and what a character-by-character stream
     shows (the held read where it adds to what was shown, else what was shown). A held read is kept as its
     mark in a read that extends it (`bases`), with whether it extends the one before by construction (the
-    parse proved only an open span grows, `growth.shown_grown`); a stream's lookup of it (`view`) is kept."""
+    parse proved only an open span grows, `growth.shown_grown`); what streams look up is kept (`view`)."""
 
     def __init__(self, reader: Reader, start: str = "") -> None:
         """A record of a reply that starts with `start`, whose reads up to there a fork fills in (`forked`)."""
@@ -477,8 +510,11 @@ class Record:
         if overlap > 0:
             ahead = chunk if overlap == len(chunk) else chunk[:overlap]
             if not recorded.startswith(ahead, offset):
+                known = self.reader.recorded(self.reply(at) + chunk)
+                if known is not None:
+                    return known
                 shared = at + common_prefix_length(recorded[offset:offset + overlap], ahead)
-                fork = self.forked(shared)
+                fork = self.reader.kept(self.forked(shared))
                 fork.advance(chunk[shared - at:])
                 return fork
         if overlap < len(chunk):
@@ -568,10 +604,14 @@ class Record:
         at the next character."""
         size = min(len(self.held), len(self.shown_marks))
         del self.held[size:], self.shown_marks[size:]
-        self.views = {at: view for at, view in self.views.items() if at < size}
         self.shown = _truncated(self.shown, self.shown_marks[-1])
-        self.reading = Reading(self.reader, self.reader.prefix + self.reply(size - 1))
-        self.scans, self.last = [], None
+        self.rest()
+
+    def rest(self) -> None:
+        """Drop the parse of the reply read so far (its memo tables) and the kept views; a character read on
+        parses it anew."""
+        self.reading = Reading(self.reader, self.reader.prefix + self.reply(self.size))
+        self.scans, self.last, self.views = [], None, {}
 
     def fixed(self) -> bool:
         """Whether nothing appended can change the held read: the read settled (`Reading.settled`) and the
@@ -596,11 +636,13 @@ class Record:
         return _truncated(self.bases[index], mark)
 
     def view(self, size: int) -> tuple[Message | Rejected, bool]:
-        """The held read (or refusal) of the reply's first `size` characters, which were read, and whether it
-        extends that of one fewer by construction; worked out once per size."""
+        """`held_at(size)` and `grew(size)`, kept for the next stream of the reply up to VIEWS_UP_TO characters
+        (past it, each kept view would copy a long text)."""
         found = self.views.get(size)
         if found is None:
-            found = self.views[size] = (self.held_at(size), self.grew(size))
+            found = (self.held_at(size), self.grew(size))
+            if size <= VIEWS_UP_TO:
+                self.views[size] = found
         return found
 
     def held_of_nothing(self) -> Message | Rejected:
@@ -650,7 +692,7 @@ class Stream:
         self.reading = None if reader.fast else Reading(reader, reader.prefix)
         self.scans: list[ArgumentsScan] = []
         if reader.fast:
-            self.record = reader.shared = reader.shared or Record(reader)
+            self.record = reader.shared = reader.shared or reader.kept(Record(reader))
         else:
             self.record = Record(reader)
         self.refusal: Rejected | None = None

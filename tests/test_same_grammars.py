@@ -8,10 +8,11 @@ from pathlib import Path
 
 from corpora.catalog import plan
 from harness.mutants import Mutant
+from reply.fingerprint import described, fingerprint
 from reply.reader import open_reader
 from reports.built_alike import analyses_template, built_alike
 from reports.mutate import all_mutants
-from reports.same_grammars import PROJECT, changed, described, fingerprint
+from reports.same_grammars import PROJECT, changed
 
 LLAMA = "meta-llama-Llama-3.1-8B-Instruct.jinja"
 SOURCE = PROJECT / "reply"
