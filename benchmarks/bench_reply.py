@@ -89,11 +89,12 @@ def corpus(only: set[str] | None = None) -> list[tuple[str, Session, list[str]]]
     return out
 
 
-def timed(action, *args, repeat: int = 1, clock=time.perf_counter) -> float:
+def timed(action, *args, repeat: int = 1, clock=time.perf_counter, before=lambda: None) -> float:
     """Seconds of the fastest of `repeat` runs of `action(*args)` (the least disturbed by other load), by
-    `clock` (wall time unless told, e.g. time.process_time for CPU time)."""
+    `clock` (wall time unless told, e.g. time.process_time for CPU time), each after an untimed `before()`."""
     best = float("inf")
     for _ in range(repeat):
+        before()
         start = clock()
         action(*args)
         best = min(best, clock() - start)
@@ -134,7 +135,7 @@ def throughput(use_oracle: bool, only: set[str] | None = None, repeat: int = 50)
         handle = oracle.render(s.render_request()).handle if oracle is not None else None
         mine = theirs = float("inf")
         for _ in range(repeat):
-            mine = min(mine, timed(parse_all, reader, texts))
+            mine = min(mine, timed(parse_all, reader, texts, before=reader.forget))
             if oracle is not None:
                 theirs = min(theirs, timed(oracle_parse_all, oracle, handle, texts))
         row = [syntax, s.mode.label, len(texts), size, f"{len(texts) / mine:,.0f}", f"{size / mine / 1e3:,.0f}"]
@@ -203,7 +204,9 @@ def streaming(sizes: list[int], only: set[str] | None = None) -> None:
         for size in sizes:
             text = long_turn(s, size)
             fed_by_char(reader, text[:WARM_UP])
-            whole, whole_cpu = timed(reader.parse, text, repeat=5), timed(reader.parse, text, repeat=5, clock=time.process_time)
+            whole = timed(reader.parse, text, repeat=5, before=reader.forget)
+            whole_cpu = timed(reader.parse, text, repeat=5, clock=time.process_time, before=reader.forget)
+            reader.forget()
             elapsed, spent, examined = fed_by_char(reader, text)
             rows.append([syntax, len(text), f"{whole * 1e3:.2f}", f"{elapsed * 1e3:,.0f}",
                          f"{elapsed / len(text) * 1e6:.2f}", f"{(elapsed - whole) / len(text) * 1e6:.2f}",

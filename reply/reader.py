@@ -190,6 +190,11 @@ class Reader:
         self.shared = (self.shared or self.recorded("") or self.kept(Record(self))).extended(text, 0)
         return self.shared
 
+    def forget(self) -> None:
+        """Drop every kept read (records, finished reads, diagnoses): the next read of any reply parses it."""
+        self.shared = None
+        self.records, self.finished_reads, self.diagnosed = [], {}, {}
+
     def recorded(self, start: str) -> Record | None:
         """The most recent kept record that read a reply starting with `start` (None when none did)."""
         offset = len(self.prefix)
