@@ -187,7 +187,13 @@ class Reader:
             return record.extended(text, 0)
         if not self.fast:
             return Record(self).extended(text, 0)
-        self.shared = (self.shared or self.recorded("") or self.kept(Record(self))).extended(text, 0)
+        self.shared = self.current_record().extended(text, 0)
+        return self.shared
+
+    def current_record(self) -> Record:
+        """The record every stream of this `fast` reader starts from: the shared one, a new kept one when none."""
+        if self.shared is None:
+            self.shared = self.kept(Record(self))
         return self.shared
 
     def forget(self) -> None:
@@ -697,7 +703,7 @@ class Stream:
         self.reading = None if reader.fast else Reading(reader, reader.prefix)
         self.scans: list[ArgumentsScan] = []
         if reader.fast:
-            self.record = reader.shared = reader.shared or reader.kept(Record(reader))
+            self.record = reader.current_record()
         else:
             self.record = Record(reader)
         self.refusal: Rejected | None = None
