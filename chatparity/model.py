@@ -98,15 +98,12 @@ class Message:
     def of(cls, obj: Any, problems: bool = True) -> Message:
         """A message from any object with content, reasoning_content and tool_calls attributes (and its
         problems, unless `problems` is false)."""
-        calls = tuple(
-            ToolCall(name=call.name, arguments=call.arguments, id=getattr(call, "id", "") or "")
-            for call in getattr(obj, "tool_calls", ()) or ()
-        )
+        calls = getattr(obj, "tool_calls", None)
         return cls(
-            content=getattr(obj, "content", "") or "",
-            reasoning_content=getattr(obj, "reasoning_content", "") or "",
-            tool_calls=calls,
-            problems=problems_of(obj) if problems else None,
+            getattr(obj, "content", "") or "",
+            getattr(obj, "reasoning_content", "") or "",
+            tuple(ToolCall(call.name, call.arguments, getattr(call, "id", "") or "") for call in calls) if calls else (),
+            problems_of(obj) if problems else None,
         )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -173,10 +173,10 @@ def boundaries(stream: Sequence[str]) -> tuple[int, ...]:
     return tuple(accumulate(len(chunk) for chunk in stream))
 
 
-def all_boundaries(names: Sequence[str], text: str, tokens: TokenPieces | None = None) -> tuple[int, ...]:
-    """Every prefix length any of the chunkings feeds, sorted: one oracle partial read serves them all."""
+def all_boundaries(ends: Iterable[Sequence[int]]) -> tuple[int, ...]:
+    """Every prefix length any of the streams (each given by its `boundaries`) feeds, sorted: one oracle
+    partial read serves them all."""
     found: set[int] = set()
-    for name in names:
-        for stream in streams(name, text, tokens):
-            found.update(boundaries(stream))
+    for stream in ends:
+        found.update(stream)
     return tuple(sorted(found))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from chatparity.model import Kind, Message, Reading, Rejection, ToolCall, common_prefix_length
@@ -84,6 +85,8 @@ def value_difference(path: str, expected: Any, actual: Any) -> str | None:
 
 def arguments_difference(path: str, expected: str, actual: str) -> str | None:
     """Arguments compared as parsed JSON, or as text when either side does not parse."""
+    if expected == actual and not NAN.search(expected):
+        return None
     try:
         left, right = json.loads(expected), json.loads(actual)
     except ValueError:
@@ -168,6 +171,9 @@ def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None)
 
     Ids are compared only where `ids_from` (by default `expected`, the oracle's reading) has one.
     """
+    if expected == actual and (isinstance(expected, Rejection) or not any(NAN.search(call.arguments)
+                                                                           for call in expected.tool_calls)):
+        return None
     if isinstance(expected, Rejection) or isinstance(actual, Rejection):
         if isinstance(expected, Rejection) and isinstance(actual, Rejection):
             return None
@@ -176,8 +182,6 @@ def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None)
             return Difference(Kind.REJECTS, f"rejected: {actual.reason}; oracle read: {read}")
         read = reading_text(actual)  # type: ignore[arg-type]
         return Difference(Kind.ACCEPTS, f"oracle rejected: {expected.reason}; parser read: {read}")  # type: ignore[union-attr]
-    if expected == actual and not any(NAN.search(call.arguments) for call in expected.tool_calls):
-        return None
     reference = ids_from if isinstance(ids_from, Message) else expected
     found = message_differences(expected, actual, reference)
     if not found:
@@ -194,9 +198,35 @@ def agrees(expected: Reading, actual: Reading) -> bool:
         return isinstance(expected, Rejection) and isinstance(actual, Rejection)
     if expected == actual and not any(NAN.search(call.arguments) for call in expected.tool_calls):
         return True
-    if expected.content != actual.content or expected.reasoning_content != actual.reasoning_content:
+    if (expected.content != actual.content or expected.reasoning_content != actual.reasoning_content
+            or len(expected.tool_calls) != len(actual.tool_calls)):
         return False
-    return not calls_differences(expected.tool_calls, actual.tool_calls, expected.tool_calls)
+    return all(left.name == right.name and arguments_agree(left.arguments, right.arguments)
+               and (not left.id or left.id == right.id)
+               for left, right in zip(expected.tool_calls, actual.tool_calls))
+
+
+@lru_cache(maxsize=4096)
+def arguments_agree(expected: str, actual: str) -> bool:
+    """Whether `arguments_difference` finds no difference, without describing one."""
+    if expected == actual and not NAN.search(expected):
+        return True
+    try:
+        left, right = json.loads(expected), json.loads(actual)
+    except ValueError:
+        return expected == actual
+    return same_value(left, right)
+
+
+def same_value(expected: Any, actual: Any) -> bool:
+    """Whether `value_difference` finds no difference between two JSON values, without describing one."""
+    if type(expected) is not type(actual):
+        return False
+    if isinstance(expected, dict):
+        return expected.keys() == actual.keys() and all(same_value(value, actual[key]) for key, value in expected.items())
+    if isinstance(expected, list):
+        return len(expected) == len(actual) and all(map(same_value, expected, actual))
+    return bool(expected == actual)
 
 
 def message_differences(expected: Message, actual: Message, reference: Message) -> list[tuple[Kind, str]]:

@@ -37,6 +37,7 @@ WATCHDOG_GRACE = 2.0
 WATCHDOG_EXIT = 70
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 
 def described(error: BaseException) -> str:
@@ -58,11 +59,11 @@ class Watchdog:
         self.limit: float | None = None
         self.thread: threading.Thread | None = None
 
-    def arm(self, seconds: float) -> None:
-        """Watch the call starting now."""
+    def arm(self, due: float) -> None:
+        """Watch a call due by `due` (time.monotonic)."""
         if not self.enabled:
             return
-        self.limit = time.monotonic() + seconds + WATCHDOG_GRACE
+        self.limit = due + WATCHDOG_GRACE
         if self.thread is None:
             self.thread = threading.Thread(target=self.watch, name="parser-watchdog", daemon=True)
             self.thread.start()
@@ -124,23 +125,27 @@ class Deadlines:
                 self.fires_at = None
                 signal.signal(signal.SIGALRM, self.previous)
 
-    def call(self, function: Callable[[], T], seconds: float) -> T:
-        """`function()` inside a scope, ParserTimeout if it runs longer than `seconds`."""
+    def each(self, function: Callable[[A], T], items: Sequence[A], seconds: float) -> list[T]:
+        """`function(item)` for each item in turn inside a scope, ParserTimeout if one runs longer than
+        `seconds` from its own start."""
         outer = self.due
-        now = time.monotonic()
-        due = now + seconds if outer is None else min(now + seconds, outer)
-        self.due = due
-        if self.fires_at is None or self.fires_at > due:
-            self.fires_at = due
-            signal.setitimer(signal.ITIMER_REAL, max(due - now, 1e-6))
-        WATCHDOG.arm(seconds)
+        out: list[T] = []
         try:
-            return function()
+            for item in items:
+                now = time.monotonic()
+                due = now + seconds if outer is None else min(now + seconds, outer)
+                self.due = due
+                if self.fires_at is None or self.fires_at > due:
+                    self.fires_at = due
+                    signal.setitimer(signal.ITIMER_REAL, max(due - now, 1e-6))
+                WATCHDOG.arm(now + seconds)
+                out.append(function(item))
         except _Alarm:
             raise ParserTimeout(f"no answer within {seconds:g}s") from None
         finally:
             WATCHDOG.disarm()
             self.due = outer
+        return out
 
 
 DEADLINES = Deadlines()
@@ -161,20 +166,22 @@ def deadline_scope() -> Iterator[None]:
         yield
 
 
-def limited(call: Callable[[], T], seconds: float) -> T:
-    """`call()`, ParserTimeout if it runs longer than `seconds` (main thread only; no limit elsewhere)."""
+def limited_each(function: Callable[[A], T], items: Sequence[A], seconds: float) -> list[T]:
+    """`function(item)` for each item in turn, ParserTimeout if one runs longer than `seconds` (main thread
+    only; no limit elsewhere)."""
     if seconds <= 0 or not in_main_thread():
-        return call()
+        return [function(item) for item in items]
     if DEADLINES.depth:
-        return DEADLINES.call(call, seconds)
+        return DEADLINES.each(function, items, seconds)
     with DEADLINES.scope():
-        return DEADLINES.call(call, seconds)
+        return DEADLINES.each(function, items, seconds)
 
 
-def guarded(call: Callable[[], T], timeout: float) -> T:
-    """Run one parser call: a timeout becomes ParserTimeout, any exception but a rejection ParserCrashed."""
+def guarded_each(function: Callable[[A], T], items: Sequence[A], timeout: float) -> list[T]:
+    """Parser calls `function(item)`, one per item, each within `timeout`: a timeout becomes ParserTimeout, any
+    exception but a rejection ParserCrashed (and ends the calls)."""
     try:
-        return limited(call, timeout)
+        return limited_each(function, items, timeout)
     except (ParserTimeout, ParserUnsupported, ParserCrashed):
         raise
     except Exception as error:
@@ -183,17 +190,47 @@ def guarded(call: Callable[[], T], timeout: float) -> T:
         raise ParserCrashed(described(error)) from error
 
 
-def reading(call: Callable[[], Any], timeout: float, problems: bool = True) -> Reading:
-    """A guarded call's message, or the Rejection it raised, with their problems (read under the guard too)
-    unless `problems` is false: a stream's snapshots, whose problems nothing judges, are read without."""
+def guarded(call: Callable[[], T], timeout: float) -> T:
+    """Run one parser call (`guarded_each`)."""
+    return guarded_each(lambda _: call(), (None,), timeout)[0]
+
+
+def read_of(call: Callable[[], Any], problems: bool) -> Reading:
+    """The message a parser call returns, or the Rejection it raised, with their problems unless `problems`
+    is false."""
     try:
-        return guarded(lambda: Message.of(call(), problems), timeout)
+        return Message.of(call(), problems)
     except Exception as error:
         if named(error, "Rejected"):
-            return Rejection(str(error), guarded(partial(problems_of, error), timeout) if problems else None)
+            return Rejection(str(error), problems_of(error) if problems else None)
+        raise
+
+
+@contextmanager
+def reader_calls() -> Iterator[None]:
+    """A reader's calls: Unsupported raised by one (only opening may raise it) becomes ParserCrashed."""
+    try:
+        yield
+    except Exception as error:
         if named(error, "Unsupported"):
             raise ParserCrashed(f"Unsupported raised after open: {error}") from error
         raise
+
+
+def reading(call: Callable[[], Any], timeout: float, problems: bool = True) -> Reading:
+    """A guarded call's message, or the Rejection it raised, with their problems (read under the guard too)
+    unless `problems` is false: a stream's snapshots, whose problems nothing judges, are read without."""
+    with reader_calls():
+        return guarded(lambda: read_of(call, problems), timeout)
+
+
+def fed(feed: Callable[[str], Any], chunks: Sequence[str], timeout: float, problems_last: bool) -> tuple[Reading, ...]:
+    """`reading` of `feed(chunk)` for each chunk in turn, under one guard, each feed within `timeout`; only the
+    last snapshot's problems are read, and only when `problems_last`."""
+    last = len(chunks) - 1
+    with reader_calls():
+        return tuple(guarded_each(lambda index: read_of(partial(feed, chunks[index]), problems_last and index == last),
+                                  range(len(chunks)), timeout))
 
 
 class PythonReader:
@@ -212,9 +249,7 @@ class PythonReader:
         read with its problems, is its final reading)."""
         with deadline_scope():
             stream = guarded(self.reader.stream, self.timeout)
-            last = len(chunks) - 1
-            snapshots = tuple(reading(partial(stream.feed, chunk), self.timeout, index == last and not finish)
-                              for index, chunk in enumerate(chunks))
+            snapshots = fed(stream.feed, chunks, self.timeout, not finish)
             final = reading(stream.finish, self.timeout) if finish else snapshots[-1]
         return StreamRead(snapshots, final)
 

@@ -72,6 +72,7 @@ class CaseRun:
         default_factory=dict
     )
     prefix_reads: dict[int, Reading] = field(default_factory=dict)
+    streams: dict[str, list[tuple[chunkings.Stream, tuple[int, ...]]]] = field(default_factory=dict)
 
 
 class SessionRunner:
@@ -275,7 +276,10 @@ class SessionRunner:
                 run.tokens = error
                 streamed = [name for name in streamed if not chunkings.needs_tokens(name)]
         tokens = run.tokens if isinstance(run.tokens, chunkings.TokenPieces) else None
-        union = chunkings.all_boundaries(streamed, reply.text, tokens)
+        for name in streamed:
+            run.streams[name] = [(chunks, chunkings.boundaries(chunks))
+                                 for chunks in chunkings.streams(name, reply.text, tokens)]
+        union = chunkings.all_boundaries(ends for made in run.streams.values() for _, ends in made)
         try:
             run.oracle_partials = oracle.partials(reply.text, union)
             run.states = states_before(union, run.oracle_partials)
@@ -398,10 +402,8 @@ class SessionRunner:
         verdicts: list[StreamVerdict] = []
         structures: list[Structure] = []
         oracle_structures: list[Structure] = []
-        assert not isinstance(tokens, OracleFailed)
-        for chunks in chunkings.streams(name, reply.text, tokens):
+        for chunks, ends in run.streams[name]:
             label = f"cut {len(chunks[0])}" if name == "split" else ""
-            ends = chunkings.boundaries(chunks)
             try:
                 expected = server_stream(ends, partials, run.states, lambda end: self.prefix_read(oracle, run, end))
                 read = reader.stream(chunks, finish=not reply.partial)
@@ -418,7 +420,7 @@ class SessionRunner:
             found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
             verdicts.append(found.labelled(label) if label else found)
             reference = server_final(expected, final, reply.partial)
-            judged_final = dataclasses.replace(read.final, problems=None) if reply.partial else read.final
+            judged_final = without_problems(read.final) if reply.partial else read.final
             structures.append(self.case_structure(run, judged_final, reference).labelled(label))
             oracle_structures.append(self.case_structure(run, reference).labelled(label))
             if first is None or (first.outcome == Outcome.MATCH.value and compare(reference, read.final)):
@@ -430,6 +432,13 @@ class SessionRunner:
             **combined_structure(structures).columns(),
             **combined_structure(oracle_structures).columns("oracle_"),
         )
+
+
+def without_problems(reading: Reading) -> Reading:
+    """The reading without the problems its parser reported."""
+    if isinstance(reading, Rejection):
+        return Rejection(reading.reason)
+    return Message(reading.content, reading.reasoning_content, reading.tool_calls)
 
 
 def combined(verdicts: Sequence[StreamVerdict]) -> dict[str, Any]:

@@ -27,7 +27,9 @@ class StreamVerdict:
 
     def labelled(self, label: str) -> StreamVerdict:
         """The same verdict with `label` (e.g. the cut point) after its detail."""
-        return dataclasses.replace(self, detail=f"{self.detail} ({label})" if self.detail else "")
+        if not self.detail:
+            return self
+        return dataclasses.replace(self, detail=f"{self.detail} ({label})")
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,13 @@ class Breaks:
 
 def retraction(previous: Message, current: Message) -> str | None:
     """What `current` takes back from `previous`, or None when it only extends it."""
+    if (current.reasoning_content.startswith(previous.reasoning_content)
+            and current.content.startswith(previous.content)
+            and (not previous.tool_calls or (
+                len(current.tool_calls) >= len(previous.tool_calls)
+                and all(new.name.startswith(old.name) and new.arguments.startswith(old.arguments)
+                        for old, new in zip(previous.tool_calls, current.tool_calls))))):
+        return None
     for field in ("reasoning_content", "content"):
         before, after = getattr(previous, field), getattr(current, field)
         if not after.startswith(before):
@@ -125,23 +134,24 @@ def clean_breaks(
     """The snapshots whose content or reasoning shows a template marker or the start of one."""
     reference = final if isinstance(final, Message) else Message()
     wanted = tuple(marker for marker in dict.fromkeys(markers) if marker)
-    previous = {"content": "", "reasoning_content": ""}
+    content = reasoning = ""
     breaks = Breaks()
     for reading, end in zip(snapshots, ends):
         if not isinstance(reading, Message):
             continue
-        leaks = []
-        for field in ("content", "reasoning_content"):
-            shown, before = getattr(reading, field), previous[field]
-            if shown == before:
-                continue
-            previous[field] = shown
-            checked = len(before) if shown.startswith(before) else 0
-            found = leak(shown, getattr(reference, field), wanted, checked)
-            if found:
-                leaks.append(f"clean: {field} shows {found} (after prefix {end})")
-        if leaks:
-            breaks = breaks.add(leaks[0])
+        found = None
+        if reading.content != content:
+            checked = len(content) if reading.content.startswith(content) else 0
+            content = reading.content
+            found = leak(content, reference.content, wanted, checked)
+            found = found and f"clean: content shows {found} (after prefix {end})"
+        if reading.reasoning_content != reasoning:
+            checked = len(reasoning) if reading.reasoning_content.startswith(reasoning) else 0
+            reasoning = reading.reasoning_content
+            leaked = leak(reasoning, reference.reasoning_content, wanted, checked)
+            found = found or (leaked and f"clean: reasoning_content shows {leaked} (after prefix {end})")
+        if found:
+            breaks = breaks.add(found)
     return breaks
 
 

@@ -176,8 +176,12 @@ class Reader:
     def opens_call(self, content: str, since: int = 0) -> bool:
         """Whether `content` holds a call opening, read as text, that ends past its first `since` characters
         (what the grammar reads as text once a call cannot be read may have shown as a call before)."""
-        return len(content) > since and any(content.find(start, max(0, since - len(start) + 1)) >= 0
-                                            for start in self.call_starts)
+        if len(content) <= since:
+            return False
+        for start in self.call_starts:
+            if content.find(start, max(0, since - len(start) + 1)) >= 0:
+                return True
+        return False
 
     def record_of(self, text: str, record: Record | None = None) -> Record:
         """A record of the reply `text`, read through it: `record` brought up to it when given, else the
@@ -372,6 +376,8 @@ def keep_promises(final: Message, shown: Message) -> Message:
 
 def extends(before: Message, after: Message) -> bool:
     """Whether `after` only adds to `before`: text grows, calls never vanish, names and arguments grow."""
+    if before is after:
+        return True
     if not (after.content.startswith(before.content)
             and after.reasoning_content.startswith(before.reasoning_content)
             and len(after.tool_calls) >= len(before.tool_calls)):
@@ -751,9 +757,11 @@ class Stream:
         """The held read (or refusal) after `chunk`, fed after `start` characters, and whether it extends the
         one a character before by construction."""
         if self.reading is None:
-            record = self.record.extended(chunk, start)
-            if record is not self.record:
-                self.record = self.reader.shared = record
+            record = self.record
+            if not record.reading.ctx.text.startswith(chunk, len(self.reader.prefix) + start):
+                record = record.extended(chunk, start)
+                if record is not self.record:
+                    self.record = self.reader.shared = record
             return record.view(self.size)
         with _deep_recursion():
             fresh = self.reading.grow(chunk)

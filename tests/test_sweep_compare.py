@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from chatparity.model import Kind, Message, Rejection, ToolCall
-from harness.compare import agrees, compare, first_difference, verdict
+from harness.compare import agrees, arguments_agree, arguments_difference, compare, first_difference, verdict
 
 RIO = ToolCall("get_weather", '{"city": "Rio", "days": 4}')
 PARIS = ToolCall("get_weather", '{"city": "Paris"}')
@@ -121,6 +126,21 @@ def test_agrees_exactly_where_compare_finds_no_difference() -> None:
     for expected in readings:
         for actual in readings:
             assert agrees(expected, actual) == (compare(expected, actual) is None), (expected, actual)
+
+
+SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([0.0, 1.0, 2.5, float("nan")]) | st.text("ab", max_size=2)
+JSON_VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(left=JSON_VALUES, right=JSON_VALUES, cut=st.integers(0, 40), spaced=st.booleans())
+def test_arguments_agree_exactly_where_arguments_difference_finds_none(left: object, right: object, cut: int,
+                                                                       spaced: bool) -> None:
+    """Arguments as JSON of any shape (NaN, 1 against 1.0 against true, keys in any order), cut off or not."""
+    expected = json.dumps(left)
+    actual = json.dumps(right, indent=1 if spaced else None)
+    for pair in ((expected, actual), (expected, expected), (expected, actual[:cut]), (expected[:cut], expected[:cut])):
+        assert arguments_agree(*pair) == (arguments_difference("a", *pair) is None), pair
 
 
 def test_first_difference_is_the_first_unequal_code_point() -> None:

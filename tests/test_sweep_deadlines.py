@@ -89,3 +89,27 @@ def test_a_stream_chunk_that_hangs_is_parser_timeout() -> None:
         reader.stream(["a", "b", "c", "d"], finish=True)
     assert time.monotonic() - started < 2
     assert reader.stream(["a", "b"], finish=False).final == Message(content="b")
+
+
+class SteadyStream(SlowStream):
+    """A stream whose every chunk takes a tenth of a second."""
+
+    def feed(self, chunk: str) -> Message:
+        """Sleep a little on every chunk."""
+        time.sleep(0.1)
+        return Message(content=chunk)
+
+
+class SteadyReader:
+    """A reader whose streams take a tenth of a second per chunk."""
+
+    def stream(self) -> SteadyStream:
+        """A fresh stream."""
+        return SteadyStream()
+
+
+def test_a_stream_of_chunks_each_within_the_limit_passes_however_long_together() -> None:
+    started = time.monotonic()
+    read = PythonReader(SteadyReader(), 0.25).stream(["a", "b", "c", "d", "e", "f"], finish=True)
+    assert time.monotonic() - started >= 0.6
+    assert [snapshot.content for snapshot in read.snapshots] == ["a", "b", "c", "d", "e", "f"]

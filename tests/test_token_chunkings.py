@@ -70,7 +70,8 @@ def test_token_chunkings_need_the_texts_own_tokens() -> None:
     with pytest.raises(ValueError, match="do not spell the text"):
         chunkings.streams("tokens", "abc", pieces_of("ab"))
     assert chunkings.makes_streams("tokens", "abc") and not chunkings.makes_streams("tokens", "")
-    assert chunkings.all_boundaries(["tokens", "char2"], "abc", pieces_of("a", "bc")) == (1, 2, 3)
+    made = [*chunkings.streams("tokens", "abc", pieces_of("a", "bc")), *chunkings.streams("char2", "abc")]
+    assert chunkings.all_boundaries(map(chunkings.boundaries, made)) == (1, 2, 3)
 
 
 def test_both_profiles_stream_tokens_the_quick_one_on_call_replies_only() -> None:
