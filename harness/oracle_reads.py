@@ -199,4 +199,11 @@ class OracleSession:
             return [reading_to_json(item) for item in read.partials]
 
         found = self.cached(("stream", text, list(ends)), compute)
-        return {end: reading_from_json(item) for end, item in zip(ends, found)}
+        reads: dict[int, Reading] = {}
+        item: Any = None
+        reading: Reading | None = None
+        for end, next_item in zip(ends, found):
+            if reading is None or next_item != item:
+                item, reading = next_item, reading_from_json(next_item)
+            reads[end] = reading
+        return reads

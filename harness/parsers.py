@@ -206,31 +206,57 @@ def read_of(call: Callable[[], Any], problems: bool) -> Reading:
         raise
 
 
-@contextmanager
-def reader_calls() -> Iterator[None]:
+class ReaderCalls:
     """A reader's calls: Unsupported raised by one (only opening may raise it) becomes ParserCrashed."""
-    try:
-        yield
-    except Exception as error:
-        if named(error, "Unsupported"):
+
+    def __enter__(self) -> None:
+        """Nothing to set up."""
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        """Raise an Unsupported as ParserCrashed; let anything else through."""
+        if isinstance(error, Exception) and named(error, "Unsupported"):
             raise ParserCrashed(f"Unsupported raised after open: {error}") from error
-        raise
+
+
+READER_CALLS = ReaderCalls()
 
 
 def reading(call: Callable[[], Any], timeout: float, problems: bool = True) -> Reading:
     """A guarded call's message, or the Rejection it raised, with their problems (read under the guard too)
     unless `problems` is false: a stream's snapshots, whose problems nothing judges, are read without."""
-    with reader_calls():
+    with READER_CALLS:
         return guarded(lambda: read_of(call, problems), timeout)
 
 
-def fed(feed: Callable[[str], Any], chunks: Sequence[str], timeout: float, problems_last: bool) -> tuple[Reading, ...]:
-    """`reading` of `feed(chunk)` for each chunk in turn, under one guard, each feed within `timeout`; only the
-    last snapshot's problems are read, and only when `problems_last`."""
-    last = len(chunks) - 1
-    with reader_calls():
-        return tuple(guarded_each(lambda index: read_of(partial(feed, chunks[index]), problems_last and index == last),
-                                  range(len(chunks)), timeout))
+class StreamCalls:
+    """One stream's parser calls, numbered in the order they run: open the stream (0), feed each chunk (1 to
+    the chunk count), finish (one more, when the reply is finished); each keeps its reading."""
+
+    def __init__(self, reader: Any, chunks: Sequence[str], finish: bool) -> None:
+        self.reader = reader
+        self.chunks = chunks
+        self.finish = finish
+        self.stream: Any = None
+        self.snapshots: list[Reading] = []
+        self.final: Reading | None = None
+
+    def count(self) -> int:
+        """How many calls the stream makes."""
+        return len(self.chunks) + 1 + self.finish
+
+    def __call__(self, index: int) -> None:
+        """Make call number `index`."""
+        if index == 0:
+            self.stream = self.reader.stream()
+        elif index <= len(self.chunks):
+            last = index == len(self.chunks) and not self.finish
+            self.snapshots.append(read_of(partial(self.stream.feed, self.chunks[index - 1]), last))
+        else:
+            self.final = read_of(self.stream.finish, True)
+
+    def read(self) -> StreamRead:
+        """The stream's snapshots and final reading (its last snapshot when the reply is not finished)."""
+        return StreamRead(tuple(self.snapshots), self.final if self.final is not None else self.snapshots[-1])
 
 
 class PythonReader:
@@ -247,11 +273,10 @@ class PythonReader:
     def stream(self, chunks: Sequence[str], finish: bool) -> StreamRead:
         """Feed each chunk to a fresh stream; finish it when the reply is finished (else its last snapshot,
         read with its problems, is its final reading)."""
-        with deadline_scope():
-            stream = guarded(self.reader.stream, self.timeout)
-            snapshots = fed(stream.feed, chunks, self.timeout, not finish)
-            final = reading(stream.finish, self.timeout) if finish else snapshots[-1]
-        return StreamRead(snapshots, final)
+        calls = StreamCalls(self.reader, chunks, finish)
+        with READER_CALLS:
+            guarded_each(calls, range(calls.count()), self.timeout)
+        return calls.read()
 
 
 def git_revision(directory: Path) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -326,24 +325,25 @@ class SessionRunner:
         return found
 
     def judged(
-        self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, label: str = ""
+        self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, label: str = "",
+        streams: dict[str, Any] | None = None,
     ) -> Row:
         """A row both sides read: match or mismatch, with truth and structural checks; `label` names the
-        stream."""
+        stream; `streams`, a streamed row's columns judged over all its streams, replace the structural
+        checks of this one."""
         found = compare(reference, parser_final)
         outcome = Outcome.MISMATCH if found else Outcome.MATCH
-        return self.row(
-            run.base,
-            chunking,
-            outcome,
-            kind=found.kind.value if found else "",
-            detail=(found.detail + (f" ({label})" if label else "")) if found else "",
-            oracle_reading=reading_json(reference),
-            parser_reading=reading_json(parser_final),
+        columns = {
+            "kind": found.kind.value if found else "",
+            "detail": (found.detail + (f" ({label})" if label else "")) if found else "",
+            "oracle_reading": reading_json(reference),
+            "parser_reading": reading_json(parser_final),
             **self.truth_columns(run, reference, parser_final),
             **self.case_structure(run, parser_final, reference).columns(),
             **self.case_structure(run, reference).columns("oracle_"),
-        )
+            **(streams or {}),
+        }
+        return self.row(run.base, chunking, outcome, **columns)
 
     def whole_row(self, run: CaseRun) -> Row:
         """The `whole` row: the parser's whole read against the oracle's."""
@@ -398,7 +398,7 @@ class SessionRunner:
             )
         reply = run.case.reply
         whole = None if isinstance(run.parser_whole, Exception) else run.parser_whole
-        first: Row | None = None
+        first: tuple[Reading, Reading, str, bool] | None = None
         verdicts: list[StreamVerdict] = []
         structures: list[Structure] = []
         oracle_structures: list[Structure] = []
@@ -423,15 +423,18 @@ class SessionRunner:
             judged_final = without_problems(read.final) if reply.partial else read.final
             structures.append(self.case_structure(run, judged_final, reference).labelled(label))
             oracle_structures.append(self.case_structure(run, reference).labelled(label))
-            if first is None or (first.outcome == Outcome.MATCH.value and compare(reference, read.final)):
-                first = self.judged(run, name, reference, read.final, label)
+            if first is None or first[3]:
+                differs = compare(reference, read.final)
+                if first is None or differs:
+                    first = (reference, read.final, label, differs is None)
         assert first is not None
-        return dataclasses.replace(
-            first,
+        reference, parser_final, label, _ = first
+        streams = {
             **combined(verdicts),
             **combined_structure(structures).columns(),
             **combined_structure(oracle_structures).columns("oracle_"),
-        )
+        }
+        return self.judged(run, name, reference, parser_final, label, streams)
 
 
 def without_problems(reading: Reading) -> Reading:

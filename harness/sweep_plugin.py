@@ -17,7 +17,7 @@ from harness import store
 from harness.oracle_cache import OracleCache
 from harness.oracle_reads import OracleIdentity, OracleReads
 from harness.parser_specs import load_parser, parser_spec
-from harness.parsers import WATCHDOG
+from harness.parsers import WATCHDOG, deadline_scope
 from harness.runner import SessionRunner
 from harness.sources import Source, load_source
 from harness.stamp import make_stamp
@@ -191,7 +191,8 @@ class SweepItem(OneLineFailure, pytest.Item):
             profile.for_mode(self.planned.session.mode.label),
             config.selected,
         )
-        result = runner.run()
+        with deadline_scope():
+            result = runner.run()
         payload = {
             "session": record_dict(result.session),
             "rows": [record_dict(row) for row in result.rows],
