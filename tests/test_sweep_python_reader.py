@@ -1,11 +1,14 @@
 """The Python protocol's streams: a snapshot's problems are never asked for (nothing judges them); a final
-reading's are, and so are a cut reply's last snapshot's, its final reading."""
+reading's are, and so are a cut reply's last snapshot's, its final reading; Unsupported raised by a stream is a
+crash."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from chatparity.model import Message, Rejection
+import pytest
+
+from chatparity.model import Message, ParserCrashed, Rejection
 from harness.parsers import PythonReader
 
 
@@ -87,3 +90,36 @@ def test_a_cut_streams_last_snapshot_is_its_final_reading_with_problems() -> Non
     assert reader.asked == ["abc"]
     refused = PythonReader(Reader(), timeout=5).stream(["a"], finish=False)
     assert (refused.final, refused.final.problems) == (Rejection("refused"), ("bad_syntax",))
+
+
+class Unsupported(Exception):
+    """What a reader may raise only when a session is opened."""
+
+
+class LateUnsupported(RefusingStart):
+    """A stream that raises Unsupported at its second chunk."""
+
+    def feed(self, chunk: str) -> Snapshot:
+        """Unsupported once something was fed."""
+        if self.text:
+            raise Unsupported("late")
+        return super().feed(chunk)
+
+
+class UnsupportedStreams:
+    """A reader whose streams raise Unsupported, at the start or at the second chunk."""
+
+    def __init__(self, at_start: bool) -> None:
+        self.at_start = at_start
+
+    def stream(self) -> LateUnsupported:
+        """A stream, or Unsupported at once."""
+        if self.at_start:
+            raise Unsupported("no streams here")
+        return LateUnsupported([])
+
+
+def test_unsupported_raised_by_a_stream_is_a_crash_wherever_it_is_raised() -> None:
+    for at_start, message in ((True, "no streams here"), (False, "late")):
+        with pytest.raises(ParserCrashed, match=f"Unsupported raised after open: {message}"):
+            PythonReader(UnsupportedStreams(at_start), timeout=5).stream(["a", "b", "c"], finish=True)
