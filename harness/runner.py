@@ -29,7 +29,7 @@ from chatparity.model import (
 )
 from corpora.parity import prompt_parity
 from harness import chunkings
-from harness.compare import compare, verdict
+from harness.compare import Difference, compare, verdict
 from harness.oracle_reads import OracleFailed, OracleReads, OracleSession, RenderFailed, RenderInfo
 from harness.problem_checks import Asked
 from harness.server_view import server_final, server_stream, states_before
@@ -325,13 +325,12 @@ class SessionRunner:
         return found
 
     def judged(
-        self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, label: str = "",
-        streams: dict[str, Any] | None = None,
+        self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, found: Difference | None,
+        label: str = "", streams: dict[str, Any] | None = None,
     ) -> Row:
-        """A row both sides read: match or mismatch, with truth and structural checks; `label` names the
-        stream; `streams`, a streamed row's columns judged over all its streams, replace the structural
-        checks of this one."""
-        found = compare(reference, parser_final)
+        """A row both sides read: match or mismatch (`found`, their difference), with truth and structural
+        checks; `label` names the stream; `streams`, a streamed row's columns judged over all its streams,
+        replace the structural checks of this one."""
         outcome = Outcome.MISMATCH if found else Outcome.MATCH
         columns = {
             "kind": found.kind.value if found else "",
@@ -361,7 +360,8 @@ class SessionRunner:
                 **self.case_structure(run, run.oracle_final).columns("oracle_"),
             )
         assert run.parser_whole is not None
-        return self.judged(run, "whole", run.oracle_final, run.parser_whole)
+        return self.judged(run, "whole", run.oracle_final, run.parser_whole,
+                           compare(run.oracle_final, run.parser_whole))
 
     @staticmethod
     def prefix_read(oracle: OracleSession, run: CaseRun, end: int) -> Reading:
@@ -398,7 +398,7 @@ class SessionRunner:
             )
         reply = run.case.reply
         whole = None if isinstance(run.parser_whole, Exception) else run.parser_whole
-        first: tuple[Reading, Reading, str, bool] | None = None
+        first: tuple[Reading, Reading, Difference | None, str] | None = None
         verdicts: list[StreamVerdict] = []
         structures: list[Structure] = []
         oracle_structures: list[Structure] = []
@@ -423,18 +423,18 @@ class SessionRunner:
             judged_final = without_problems(read.final) if reply.partial else read.final
             structures.append(self.case_structure(run, judged_final, reference).labelled(label))
             oracle_structures.append(self.case_structure(run, reference).labelled(label))
-            if first is None or first[3]:
+            if first is None or first[2] is None:
                 differs = compare(reference, read.final)
                 if first is None or differs:
-                    first = (reference, read.final, label, differs is None)
+                    first = (reference, read.final, differs, label)
         assert first is not None
-        reference, parser_final, label, _ = first
+        reference, parser_final, differs, label = first
         streams = {
             **combined(verdicts),
             **combined_structure(structures).columns(),
             **combined_structure(oracle_structures).columns("oracle_"),
         }
-        return self.judged(run, name, reference, parser_final, label, streams)
+        return self.judged(run, name, reference, parser_final, differs, label, streams)
 
 
 def without_problems(reading: Reading) -> Reading:
