@@ -165,14 +165,19 @@ def parsed_object(arguments: str) -> dict[str, Any] | str:
     return value
 
 
+def plainly_equal(expected: Reading, actual: Reading) -> bool:
+    """Whether two readings are equal field by field and hold no NaN argument (which never equals itself)."""
+    return expected == actual and (isinstance(expected, Rejection)
+                                   or not any(NAN.search(call.arguments) for call in expected.tool_calls))
+
+
 def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None) -> Difference | None:
     """Every difference of `actual` from `expected` (kind: the first field that differs), or None when they
     agree.
 
     Ids are compared only where `ids_from` (by default `expected`, the oracle's reading) has one.
     """
-    if expected == actual and (isinstance(expected, Rejection) or not any(NAN.search(call.arguments)
-                                                                           for call in expected.tool_calls)):
+    if plainly_equal(expected, actual):
         return None
     if isinstance(expected, Rejection) or isinstance(actual, Rejection):
         if isinstance(expected, Rejection) and isinstance(actual, Rejection):
@@ -196,7 +201,7 @@ def agrees(expected: Reading, actual: Reading) -> bool:
     """Whether `compare` finds no difference, without describing one."""
     if isinstance(expected, Rejection) or isinstance(actual, Rejection):
         return isinstance(expected, Rejection) and isinstance(actual, Rejection)
-    if expected == actual and not any(NAN.search(call.arguments) for call in expected.tool_calls):
+    if plainly_equal(expected, actual):
         return True
     if (expected.content != actual.content or expected.reasoning_content != actual.reasoning_content
             or len(expected.tool_calls) != len(actual.tool_calls)):

@@ -256,7 +256,9 @@ class StreamCalls:
 
     def read(self) -> StreamRead:
         """The stream's snapshots and final reading (its last snapshot when the reply is not finished)."""
-        return StreamRead(tuple(self.snapshots), self.final if self.final is not None else self.snapshots[-1])
+        final = self.final if self.finish else self.snapshots[-1]
+        assert final is not None
+        return StreamRead(tuple(self.snapshots), final)
 
 
 class PythonReader:

@@ -523,6 +523,8 @@ class Record:
         it: this record where its reply goes on with `chunk`, else a fork of the start they share."""
         recorded = self.reading.ctx.text
         offset = len(self.reader.prefix) + at
+        if recorded.startswith(chunk, offset):
+            return self
         overlap = min(len(chunk), len(recorded) - offset)
         if overlap > 0:
             ahead = chunk if overlap == len(chunk) else chunk[:overlap]
@@ -757,11 +759,9 @@ class Stream:
         """The held read (or refusal) after `chunk`, fed after `start` characters, and whether it extends the
         one a character before by construction."""
         if self.reading is None:
-            record = self.record
-            if not record.reading.ctx.text.startswith(chunk, len(self.reader.prefix) + start):
-                record = record.extended(chunk, start)
-                if record is not self.record:
-                    self.record = self.reader.shared = record
+            record = self.record.extended(chunk, start)
+            if record is not self.record:
+                self.record = self.reader.shared = record
             return record.view(self.size)
         with _deep_recursion():
             fresh = self.reading.grow(chunk)
