@@ -508,6 +508,16 @@ class Mapper:
                 self.pending = None
 
 
+TEXT_TAGS = frozenset({REASONING, CONTENT, TOOL_ID, TOOL_NAME, TOOL_ARGS, TOOL_ARG_NAME, TOOL_ARG_VALUE,
+                       TOOL_ARG_STRING_VALUE})
+
+
+def map_nodes(text: str, nodes: tuple[Node, ...]) -> Mapped:
+    """The standard mapper's reading of a parse's top-level nodes over `text` (it reads the text of the nodes
+    tagged with one of TEXT_TAGS, and of no other)."""
+    return Mapper(text).run(nodes)
+
+
 def trim_one_lead(text: str) -> str:
     """llama.cpp's trim(): at most one leading whitespace character, all trailing ones."""
     if text and text[0] in SPACE:

@@ -9,7 +9,7 @@ from typing import Any
 
 from chatparity.model import PINNED_NOW, common_prefix_length
 from reply.analysis import trim_whitespace
-from reply.chat import CONTENT, REASONING, ChatBuilder, Mapped
+from reply.chat import CONTENT, REASONING, TEXT_TAGS, ChatBuilder, Mapped, map_nodes
 from reply.fingerprint import fingerprint
 from reply.growth import (
     Growth,
@@ -27,7 +27,7 @@ from reply.promises import ArgumentsScan, closed_arguments, is_object, shown_arg
 from reply.rendering import generation_prompt
 from reply.request import Request
 from reply.syntaxes import Syntax, select
-from reply.template import Template
+from reply.template import Template, template_of
 
 REJECTION = "The model produced output that does not match the expected peg-native format"
 TOO_DEEP = "The reply nests deeper than the parser's grammar can recurse"
@@ -106,7 +106,7 @@ def open_reader(session: Any) -> Reader:
     """A reader for a session (template source, bos, eos, tools, tool_choice, parallel_tool_calls,
     enable_thinking, chat_template_kwargs or kwargs, reasoning_format, messages); Unsupported when no syntax
     reads its template."""
-    template = Template(session.template_source, getattr(session, "bos", "") or "", getattr(session, "eos", "") or "")
+    template = template_of(session.template_source, getattr(session, "bos", "") or "", getattr(session, "eos", "") or "")
     syntax = select(template)
     if syntax is None:
         raise Unsupported(f"no reply syntax for this template (llama.cpp route: {template.route})")
@@ -134,6 +134,7 @@ class Reader:
             tags += [tag for tag in ("<think>", "</think>") if tag in template.source]
             found = [m for m in [*tags, *self.call_starts] if len(m) > 1]
         self.markers = tuple(sorted(set(found), key=lambda m: (-len(m), m)))
+        self.text_tags = TEXT_TAGS if syntax.mapper is map_nodes else None
         self.longest_marker = max(map(len, self.markers), default=0)
         self.fast = True
         self.shared: Record | None = None
@@ -414,6 +415,7 @@ class Reading:
         self.ctx = Context(text, resumable=True)
         self.result: Result | None = None
         self.last = Message()
+        self.mapped: Mapped | None = None
         self.growth: Growth | None = None
         self.stall: Stall | None = None
         self.settled: Message | Rejected | None = None
@@ -437,15 +439,20 @@ class Reading:
 
     def stalled(self, stall: Stall) -> Message:
         """The read of the text grown where the last parse stalls (`growth.Stall`): that parse with its nodes
-        ending at the new end, mapped again where any did, and lengthened from then on where it only grows."""
+        ending at the new end, mapped again where any whose text the mapper reads did (else read as before),
+        and lengthened from then on where it only grows."""
         ctx, reader = self.ctx, self.reader
         size = len(ctx.text)
         self.result, made = stall.moved(size)
-        if made:
-            self.last, mapped = reader.mapped_read(ctx, self.result, partial=True, diagnose=False)
-            if mapped is not None and mapped.tail is not None:
-                ctx.frontier = stall.moved_frontier(size, made)
-                self.growth = growth(reader.parsers, ctx, self.result, mapped.tail)
+        if not made:
+            return self.last
+        tags = reader.text_tags
+        if tags is None or self.mapped is None or any(node.tag in tags for node in made.values()):
+            self.last, self.mapped = reader.mapped_read(ctx, self.result, partial=True, diagnose=False)
+        mapped = self.mapped
+        if mapped is not None and mapped.tail is not None:
+            ctx.frontier = stall.moved_frontier(size, made)
+            self.growth = growth(reader.parsers, ctx, self.result, mapped.tail)
         return self.last
 
     def read(self) -> Message | Rejected:
@@ -462,7 +469,7 @@ class Reading:
             if stays:
                 self.settled = refusal
             return refusal
-        self.last = fresh
+        self.last, self.mapped = fresh, mapped
         if stays:
             self.settled = fresh
         if reader.fast and mapped is not None and mapped.tail is not None:

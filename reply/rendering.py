@@ -101,9 +101,27 @@ def render(source: str, *, bos: str, eos: str, messages: list[dict[str, Any]], t
 def generation_prompt(source: str, *, bos: str, eos: str, messages: list[dict[str, Any]],
                       tools: list[dict[str, Any]], enable_thinking: bool, extra: dict[str, Any] | None = None,
                       now: str = PINNED_NOW) -> str:
-    """What add_generation_prompt appends: the render with it past the common prefix with the render without."""
+    """What add_generation_prompt appends: the render with it past the common prefix with the render without
+    (worked out once per source and arguments that JSON writes and reads back unchanged)."""
     args = {"bos": bos, "eos": eos, "messages": messages, "tools": tools, "enable_thinking": enable_thinking,
             "extra": extra, "now": now}
+    try:
+        written = json.dumps(args, ensure_ascii=False)
+    except (TypeError, ValueError):
+        written = None
+    if written is None or json.loads(written) != args:
+        return _generation_prompt(source, args)
+    return _written_generation_prompt(source, written)
+
+
+@lru_cache(maxsize=256)
+def _written_generation_prompt(source: str, written: str) -> str:
+    """`generation_prompt` of arguments written as JSON."""
+    return _generation_prompt(source, json.loads(written))
+
+
+def _generation_prompt(source: str, args: dict[str, Any]) -> str:
+    """`generation_prompt`, worked out."""
     without = render(source, add_generation_prompt=False, **args)
     with_gp = render(source, add_generation_prompt=True, **args)
     return with_gp[common_prefix_length(without, with_gp):]

@@ -4,7 +4,7 @@ what probe renderings with jinja2 show (reasoning markers, whether it writes too
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from reply.analysis import Content, Reasoning, analyze_content, analyze_reasoning
@@ -89,3 +89,9 @@ class Template:
     def writes_no_tool_calls(self) -> bool:
         """The template renders fine but never writes an assistant's tool calls (no supports_tool_calls)."""
         return self.call_probe == ""
+
+
+@lru_cache(maxsize=16)
+def template_of(source: str, bos: str = "", eos: str = "") -> Template:
+    """The one Template of a source and its special tokens, so its probes run once for all its sessions."""
+    return Template(source, bos, eos)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from reply.chat import ChatBuilder, Mapped, Mapper
+from reply.chat import ChatBuilder, Mapped, map_nodes
 from reply.peg import Node, Parser
 from reply.request import Request
 from reply.template import Template
@@ -27,8 +27,7 @@ class Syntax:
     build: Callable[[ChatBuilder, Template, Request], Parser]
     call_starts: Callable[[Template, Request], list[str]] = field(default=lambda t, r: [])
     order: int = 100
-    mapper: Callable[[str, tuple[Node, ...]], Mapped] = field(
-        default=lambda text, nodes: Mapper(text).run(nodes))
+    mapper: Callable[[str, tuple[Node, ...]], Mapped] = map_nodes
     held_markers: Callable[[Template, Request], list[str]] | None = None
 
 
