@@ -518,6 +518,15 @@ def map_nodes(text: str, nodes: tuple[Node, ...]) -> Mapped:
     return Mapper(text).run(nodes)
 
 
+def maps_alike_grown(node: Node, end: int, text: str) -> bool:
+    """Whether the standard mapper maps `node`, grown over `text` from an earlier version of it that ended
+    at `end`, as it mapped that version: it reads no text of the node, or the node is a call's arguments that
+    were not empty and do not start as a JSON object (so the mapper drops them either way)."""
+    if node.tag not in TEXT_TAGS:
+        return True
+    return node.tag == TOOL_ARGS and node.start < end and text[node.start] != "{"
+
+
 def trim_one_lead(text: str) -> str:
     """llama.cpp's trim(): at most one leading whitespace character, all trailing ones."""
     if text and text[0] in SPACE:

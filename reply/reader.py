@@ -9,7 +9,7 @@ from typing import Any
 
 from chatparity.model import PINNED_NOW, common_prefix_length
 from reply.analysis import trim_whitespace
-from reply.chat import CONTENT, REASONING, TEXT_TAGS, ChatBuilder, Mapped, map_nodes
+from reply.chat import CONTENT, REASONING, ChatBuilder, Mapped, map_nodes, maps_alike_grown
 from reply.fingerprint import fingerprint
 from reply.growth import (
     Growth,
@@ -134,7 +134,7 @@ class Reader:
             tags += [tag for tag in ("<think>", "</think>") if tag in template.source]
             found = [m for m in [*tags, *self.call_starts] if len(m) > 1]
         self.markers = tuple(sorted(set(found), key=lambda m: (-len(m), m)))
-        self.text_tags = TEXT_TAGS if syntax.mapper is map_nodes else None
+        self.standard_mapper = syntax.mapper is map_nodes
         self.longest_marker = max(map(len, self.markers), default=0)
         self.fast = True
         self.shared: Record | None = None
@@ -439,15 +439,15 @@ class Reading:
 
     def stalled(self, stall: Stall) -> Message:
         """The read of the text grown where the last parse stalls (`growth.Stall`): that parse with its nodes
-        ending at the new end, mapped again where any whose text the mapper reads did (else read as before),
-        and lengthened from then on where it only grows."""
+        ending at the new end, mapped again unless the mapper maps each node that moved alike
+        (`maps_alike_grown`), and lengthened from then on where it only grows."""
         ctx, reader = self.ctx, self.reader
         size = len(ctx.text)
         self.result, made = stall.moved(size)
         if not made:
             return self.last
-        tags = reader.text_tags
-        if tags is None or self.mapped is None or any(node.tag in tags for node in made.values()):
+        if not (reader.standard_mapper and self.mapped is not None
+                and all(maps_alike_grown(node, stall.end, ctx.text) for node in made.values())):
             self.last, self.mapped = reader.mapped_read(ctx, self.result, partial=True, diagnose=False)
         mapped = self.mapped
         if mapped is not None and mapped.tail is not None:
