@@ -597,20 +597,24 @@ class Record:
         grew = held is not None
         if held is None:
             held = hold_back(fresh, text, reader.markers, self.scans, reading.nodes)
-        self.keep(held, grew)
+        mark = self.keep(held, grew)
         if not held.empty and ((grew and self.shown is last) or extends(self.shown, held)):
             self.shown = held
-        self.shown_marks.append(_mark(self.shown))
+            self.shown_marks.append(mark)
+        else:
+            self.shown_marks.append(self.shown_marks[-1])
         self.last = held
 
-    def keep(self, held: Message, grew: bool) -> None:
-        """Note the held read of the reply so far, as its mark in a read that extends it."""
+    def keep(self, held: Message, grew: bool) -> Mark:
+        """Note the held read of the reply so far, as its mark in a read that extends it; its mark."""
         bases = self.bases
         if bases and ((grew and bases[-1] is self.last) or extends(bases[-1], held)):
             bases[-1] = held
         elif not bases or not extends(held, bases[-1]):
             bases.append(held)
-        self.held.append((len(bases) - 1, _mark(held), grew))
+        mark = _mark(held)
+        self.held.append((len(bases) - 1, mark, grew))
+        return mark
 
     def refused(self, refusal: Rejected) -> None:
         """The reply nests too deep to read from its last character on."""
