@@ -72,6 +72,14 @@ class CaseRun:
     )
     prefix_reads: dict[int, Reading] = field(default_factory=dict)
     streams: dict[str, list[tuple[chunkings.Stream, tuple[int, ...]]]] = field(default_factory=dict)
+    written: dict[tuple[Reading, tuple[str, ...] | None], str | None] = field(default_factory=dict)
+
+    def reading_json(self, reading: Reading) -> str | None:
+        """`reading_json` of a reading, written once per case for readings alike (problems included)."""
+        key = (reading, reading.problems)
+        if key not in self.written:
+            self.written[key] = reading_json(reading)
+        return self.written[key]
 
 
 class SessionRunner:
@@ -335,8 +343,8 @@ class SessionRunner:
         columns = {
             "kind": found.kind.value if found else "",
             "detail": (found.detail + (f" ({label})" if label else "")) if found else "",
-            "oracle_reading": reading_json(reference),
-            "parser_reading": reading_json(parser_final),
+            "oracle_reading": run.reading_json(reference),
+            "parser_reading": run.reading_json(parser_final),
             **self.truth_columns(run, reference, parser_final),
             **self.case_structure(run, parser_final, reference).columns(),
             **self.case_structure(run, reference).columns("oracle_"),
