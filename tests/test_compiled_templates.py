@@ -1,4 +1,4 @@
-"""Templates compiled once per machine (`chatparity.compiled`): a second process reads the compiled code, a
+"""Templates compiled once per machine (`corpora.compiled`): a second process reads the compiled code, a
 damaged or unwritable cache costs a compile and never a wrong render, and a changed setup compiles afresh."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from chatparity.compiled import cache_directory, from_source
+from corpora.compiled import cache_directory, from_source
 from corpora.jinja_env import environment
 
 SOURCE = "{% for m in messages %}<{{ m.role }}>{{ m.content | trim }}{% endfor %}"
