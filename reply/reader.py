@@ -106,7 +106,8 @@ def open_reader(session: Any) -> Reader:
     """A reader for a session (template source, bos, eos, tools, tool_choice, parallel_tool_calls,
     enable_thinking, chat_template_kwargs or kwargs, reasoning_format, messages); Unsupported when no syntax
     reads its template."""
-    template = template_of(session.template_source, getattr(session, "bos", "") or "", getattr(session, "eos", "") or "")
+    bos, eos = getattr(session, "bos", "") or "", getattr(session, "eos", "") or ""
+    template = template_of(session.template_source, bos, eos)
     syntax = select(template)
     if syntax is None:
         raise Unsupported(f"no reply syntax for this template (llama.cpp route: {template.route})")
