@@ -363,7 +363,7 @@ class SessionRunner:
                 "whole",
                 failure_outcome(run.parser_whole),
                 error=str(run.parser_whole),
-                oracle_reading=reading_json(run.oracle_final),
+                oracle_reading=run.reading_json(run.oracle_final),
                 **self.truth_columns(run, run.oracle_final, None),
                 **self.case_structure(run, run.oracle_final).columns("oracle_"),
             )
@@ -402,7 +402,7 @@ class SessionRunner:
                 name,
                 failure_outcome(reader),
                 error=f"open: {reader}",
-                oracle_reading=reading_json(final),
+                oracle_reading=run.reading_json(final),
             )
         reply = run.case.reply
         whole = None if isinstance(run.parser_whole, Exception) else run.parser_whole
@@ -423,7 +423,7 @@ class SessionRunner:
                     name,
                     failure_outcome(error),
                     error=f"{error} ({label})" if label else str(error),
-                    oracle_reading=reading_json(final),
+                    oracle_reading=run.reading_json(final),
                 )
             found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
             verdicts.append(found.labelled(label) if label else found)
