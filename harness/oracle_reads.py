@@ -9,6 +9,7 @@ from typing import Any
 from chatparity.model import Outcome, Reading, Session, canonical_json, reading_from_json, reading_to_json
 from harness.chunkings import TokenPieces, token_pieces
 from harness.oracle_cache import OracleCache
+from harness.partial_reads import decoded, encoded
 from oracle.build import source_hash
 from oracle.client import Oracle, OracleCrashed, OracleError, OracleTimeout
 from oracle.vocabs import Vocab
@@ -190,20 +191,15 @@ class OracleSession:
         return reading_from_json(found)
 
     def partials(self, text: str, ends: Sequence[int]) -> dict[int, Reading]:
-        """llama.cpp's partial read of each prefix `text[:end]`, from one stream request."""
+        """llama.cpp's partial read of each prefix `text[:end]`, from one stream request (kept in the cache as
+        `partial_reads` writes them)."""
         if not ends:
             return {}
 
-        def compute() -> list[dict[str, Any]]:
-            read = self.reads.ask("stream", self.ensure_handle(), text, list(ends))
-            return [reading_to_json(item) for item in read.partials]
+        def compute() -> list[Any]:
+            return encoded(self.reads.ask("stream", self.ensure_handle(), text, list(ends)).partials)
 
-        found = self.cached(("stream", text, list(ends)), compute)
-        reads: dict[int, Reading] = {}
-        item: Any = None
-        reading: Reading | None = None
-        for end, next_item in zip(ends, found):
-            if reading is None or next_item != item:
-                item, reading = next_item, reading_from_json(next_item)
-            reads[end] = reading
-        return reads
+        found = decoded(self.cached(("partials", text, list(ends)), compute))
+        if len(found) != len(ends):
+            raise ValueError(f"{len(found)} partial reads cached for {len(ends)} prefixes")
+        return dict(zip(ends, found))

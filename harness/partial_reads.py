@@ -1,0 +1,103 @@
+"""The oracle's partial reads of a reply's prefixes as the cache keeps them: each read written as what it keeps of
+the read before (the prefixes of one reply mostly lengthen the same texts), so a reply of n characters costs
+about n characters to store and to read back rather than n²/2."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from chatparity.model import (
+    Message,
+    Reading,
+    Rejection,
+    ToolCall,
+    common_prefix_length,
+    problems_from_json,
+    reading_from_json,
+    reading_to_json,
+)
+
+Grown = list[Any]
+"""A text as [kept, added]: the first `kept` code points of the same text in the read before, then `added`."""
+
+
+def grown(before: str, after: str) -> Grown:
+    """`after` as what it keeps of `before` and what it adds."""
+    kept = common_prefix_length(before, after)
+    return [kept, after[kept:]]
+
+
+def regrown(before: str, written: Grown) -> str:
+    """The text `grown` wrote, from the same text of the read before."""
+    kept, added = written
+    if not (isinstance(kept, int) and isinstance(added, str) and 0 <= kept <= len(before)):
+        raise ValueError(f"{written!r} does not grow a text of {len(before)} code points")
+    return before[:kept] + added if kept else added
+
+
+def same(first: Reading, second: Reading) -> bool:
+    """Whether two reads are equal, the problems they report included."""
+    return type(first) is type(second) and first == second and first.problems == second.problems
+
+
+def entry(before: Reading | None, reading: Reading) -> Any:
+    """One read, written against the read before it: 0 when equal, a rejection as its JSON, else a message as
+    [reasoning, content, calls] (and its problems where it has them), each text `grown` from the same text
+    before (from nothing where the read before has none), each call as [name, arguments, id]."""
+    if before is not None and same(before, reading):
+        return 0
+    if isinstance(reading, Rejection):
+        return reading_to_json(reading)
+    base = before if isinstance(before, Message) else Message()
+    calls = []
+    for index, call in enumerate(reading.tool_calls):
+        old = base.tool_calls[index] if index < len(base.tool_calls) else ToolCall("", "")
+        calls.append([grown(old.name, call.name), grown(old.arguments, call.arguments), grown(old.id, call.id)])
+    written = [grown(base.reasoning_content, reading.reasoning_content), grown(base.content, reading.content), calls]
+    return written if reading.problems is None else [*written, list(reading.problems)]
+
+
+def encoded(readings: Sequence[Reading]) -> list[Any]:
+    """Reads in order (one per prefix), each as its `entry` against the one before."""
+    written: list[Any] = []
+    before: Reading | None = None
+    for reading in readings:
+        written.append(entry(before, reading))
+        before = reading
+    return written
+
+
+def decoded(written: Sequence[Any]) -> list[Reading]:
+    """The reads `encoded` wrote; a read equal to the one before is that same object. A ValueError names the
+    first entry that does not decode."""
+    readings: list[Reading] = []
+    before: Reading | None = None
+    for index, item in enumerate(written):
+        try:
+            reading = read_entry(before, item)
+        except (KeyError, TypeError, ValueError, IndexError) as error:
+            raise ValueError(f"partial read {index} does not decode: {type(error).__name__}: {error}") from error
+        readings.append(reading)
+        before = reading
+    return readings
+
+
+def read_entry(before: Reading | None, item: Any) -> Reading:
+    """One read from its `entry` and the read before it."""
+    if item == 0:
+        if before is None:
+            raise ValueError("the first read refers to a read before it")
+        return before
+    if isinstance(item, dict):
+        if "rejected" not in item:
+            raise ValueError(f"{item!r} is neither a rejection nor a message")
+        return reading_from_json(item)
+    reasoning, content, written, *problems = item
+    base = before if isinstance(before, Message) else Message()
+    calls = []
+    for index, (name, arguments, call_id) in enumerate(written):
+        old = base.tool_calls[index] if index < len(base.tool_calls) else ToolCall("", "")
+        calls.append(ToolCall(regrown(old.name, name), regrown(old.arguments, arguments), regrown(old.id, call_id)))
+    return Message(regrown(base.content, content), regrown(base.reasoning_content, reasoning), tuple(calls),
+                   problems_from_json({"problems": problems[0]} if problems else {}))
