@@ -102,7 +102,7 @@ def install() -> None:
         wrap(runner, name, "harness: comparison")
     wrap(runner, "check_stream", "harness: stream checks")
     wrap(runner, "reading_json", "harness: reading json")
-    wrap(sweep_plugin, "payload_json", "harness: payload json")
+    wrap(sweep_plugin, "payload_bytes", "harness: payload marshal")
     wrap(sweep_plugin, "payload_of", "controller: payload decode")
     wrap(sweep_plugin.SweepState, "keep", "controller: store spool")
     wrap(sweep_plugin, "write_store", "controller: store write")

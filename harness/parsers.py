@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
@@ -195,11 +194,11 @@ def guarded(call: Callable[[], T], timeout: float) -> T:
     return guarded_each(lambda _: call(), (None,), timeout)[0]
 
 
-def read_of(call: Callable[[], Any], problems: bool) -> Reading:
-    """The message a parser call returns, or the Rejection it raised, with their problems unless `problems`
-    is false."""
+def read_of(call: Callable[..., Any], *args: Any, problems: bool) -> Reading:
+    """The message a parser call `call(*args)` returns, or the Rejection it raised, with their problems unless
+    `problems` is false."""
     try:
-        return Message.of(call(), problems)
+        return Message.of(call(*args), problems)
     except Exception as error:
         if named(error, "Rejected"):
             return Rejection(str(error), problems_of(error) if problems else None)
@@ -225,7 +224,7 @@ def reading(call: Callable[[], Any], timeout: float, problems: bool = True) -> R
     """A guarded call's message, or the Rejection it raised, with their problems (read under the guard too)
     unless `problems` is false: a stream's snapshots, whose problems nothing judges, are read without."""
     with READER_CALLS:
-        return guarded(lambda: read_of(call, problems), timeout)
+        return guarded(lambda: read_of(call, problems=problems), timeout)
 
 
 class StreamCalls:
@@ -250,9 +249,9 @@ class StreamCalls:
             self.stream = self.reader.stream()
         elif index <= len(self.chunks):
             last = index == len(self.chunks) and not self.finish
-            self.snapshots.append(read_of(partial(self.stream.feed, self.chunks[index - 1]), last))
+            self.snapshots.append(read_of(self.stream.feed, self.chunks[index - 1], problems=last))
         else:
-            self.final = read_of(self.stream.finish, True)
+            self.final = read_of(self.stream.finish, problems=True)
 
     def read(self) -> StreamRead:
         """The stream's snapshots and final reading (its last snapshot when the reply is not finished)."""

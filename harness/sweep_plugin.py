@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -198,7 +198,7 @@ class SweepItem(OneLineFailure, pytest.Item):
             "rows": [record_dict(row) for row in result.rows],
             "parser_revision": state.revision,
         }
-        self.user_properties.append((PROPERTY, payload_json(payload)))
+        self.user_properties.append((PROPERTY, payload_bytes(payload)))
         self.user_properties.append((DIFFERS, not all(row.clean_match for row in result.rows)))
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -222,21 +222,26 @@ def storable(value: Any) -> Any:
     return value
 
 
-def payload_json(payload: dict[str, Any]) -> str:
-    """A session's payload as JSON the store can hold (lone surrogates a parser wrote are escaped)."""
-    text = json.dumps(payload, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(storable(payload), ensure_ascii=False)
-    return text
+SURROGATE_BYTES = re.compile(rb"\xed[\xa0-\xbf]")
+"""Where marshal wrote a lone surrogate: UTF-8 text never holds these bytes (they encode surrogates), marshal's
+strings hold them only for a surrogate, and its binary fields may hold them by chance (which costs only an
+escaping pass)."""
+
+
+def payload_bytes(payload: dict[str, Any]) -> bytes:
+    """A session's payload as marshal data whose strings the store can hold (lone surrogates a parser wrote
+    are escaped)."""
+    data = marshal.dumps(payload)
+    if SURROGATE_BYTES.search(data) is None:
+        return data
+    return marshal.dumps(storable(payload))
 
 
 def payload_of(report: pytest.TestReport) -> dict[str, Any] | None:
     """The sweep payload an item attached to its report."""
     for name, value in report.user_properties:
         if name == PROPERTY:
-            return json.loads(str(value))
+            return cast(dict[str, Any], marshal.loads(cast(bytes, value)))
     return None
 
 

@@ -228,11 +228,28 @@ def test_two_workers_merge_their_rows(sweep: Sweep) -> None:
 def test_a_report_keeps_no_session_rows_once_every_plugin_has_read_it() -> None:
     report = pytest.TestReport(
         "sweep.py::session", ("sweep.py", 0, "session"), {}, "passed", None, "call",
-        user_properties=[(sweep_plugin.PROPERTY, json.dumps({"rows": [{"reply": "x" * 100}]})), ("other", "kept")],
+        user_properties=[(sweep_plugin.PROPERTY, sweep_plugin.payload_bytes({"rows": [{"reply": "x" * 100}]})),
+                         ("other", "kept")],
     )
     assert sweep_plugin.payload_of(report) is not None
     sweep_plugin.pytest_runtest_logreport(report)
     assert sweep_plugin.payload_of(report) is None and report.user_properties == [("other", "kept")]
+
+
+@pytest.mark.parametrize(
+    ("written", "stored"),
+    [
+        ("plain é 🌧", "plain é 🌧"),
+        ("lone \ud800 surrogate", "lone \\ud800 surrogate"),
+        ("x" * 0xA0ED, "x" * 0xA0ED),
+    ],
+)
+def test_a_payload_travels_as_written_with_lone_surrogates_escaped(written: str, stored: str) -> None:
+    report = pytest.TestReport(
+        "sweep.py::session", ("sweep.py", 0, "session"), {}, "passed", None, "call",
+        user_properties=[(sweep_plugin.PROPERTY, sweep_plugin.payload_bytes({"rows": [{"reply": written}]}))],
+    )
+    assert sweep_plugin.payload_of(report) == {"rows": [{"reply": stored}]}
 
 
 def test_only_failing_reruns_the_failed_rows(sweep: Sweep) -> None:
