@@ -102,7 +102,7 @@ class Message:
         return cls(
             getattr(obj, "content", "") or "",
             getattr(obj, "reasoning_content", "") or "",
-            tuple(ToolCall(call.name, call.arguments, getattr(call, "id", "") or "") for call in calls) if calls else (),
+            tuple([ToolCall(call.name, call.arguments, getattr(call, "id", "") or "") for call in calls]) if calls else (),
             problems_of(obj) if problems else None,
         )
 

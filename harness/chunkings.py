@@ -48,9 +48,10 @@ def needs_tokens(name: str) -> bool:
 
 def makes_streams(name: str, text: str) -> bool:
     """Whether the chunking streams `text` at all (without tokenizing it)."""
+    validate(name)
     if name == "whole" or not text:
         return False
-    return needs_tokens(name) or bool(streams(name, text))
+    return len(text) > 1 if name == "split" else True
 
 
 def token_pieces(text: str, pieces: Sequence[bytes], special: Sequence[bool]) -> TokenPieces:

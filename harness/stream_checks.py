@@ -46,6 +46,8 @@ class Breaks:
 
 def retraction(previous: Message, current: Message) -> str | None:
     """What `current` takes back from `previous`, or None when it only extends it."""
+    if current is previous:
+        return None
     if (current.reasoning_content.startswith(previous.reasoning_content)
             and current.content.startswith(previous.content)
             and (not previous.tool_calls or (
@@ -109,12 +111,13 @@ def marker_search(markers: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern
 
 def leak(shown: str, kept: str, markers: tuple[str, ...], checked: int = 0) -> str | None:
     """A marker in `shown`, or the start of one at its end that the final text `kept` lacks at that offset;
-    `shown[:checked]` is known to hold no whole marker."""
+    `shown[:checked]` is known to hold no whole marker (and where `kept` goes on from `shown`, no start of one
+    at its end can be missing from `kept`)."""
     if not markers:
         return None
     pattern, ending, longest = marker_search(markers)
-    if (pattern.search(shown, max(0, checked - longest + 1)) is None
-            and ending.search(shown, max(0, len(shown) - longest)) is None):
+    if pattern.search(shown, max(0, checked - longest + 1)) is None and (
+            kept.startswith(shown) or ending.search(shown, max(0, len(shown) - longest)) is None):
         return None
     last = shown[-1:]
     for marker in markers:
@@ -165,7 +168,7 @@ def parity_breaks(
         if plainly_equal(expected, reading):
             continue
         if breaks.count:
-            if not agrees(expected, reading):
+            if not agrees(expected, reading, unequal=True):
                 breaks = breaks.add("")
             continue
         found = compare(expected, reading)

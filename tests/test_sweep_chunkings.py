@@ -36,6 +36,12 @@ def test_whole_and_empty_replies_have_no_stream() -> None:
     assert chunkings.streams("char", "") == []
 
 
+@pytest.mark.parametrize("name", ["whole", "char", "char2", "char3", "split", "random:3"])
+@pytest.mark.parametrize("text", ["", "a", "ab", "abc", "🌧é"])
+def test_makes_streams_says_whether_the_chunking_makes_any(name: str, text: str) -> None:
+    assert chunkings.makes_streams(name, text) == bool(chunkings.streams(name, text))
+
+
 def test_random_replays_from_its_seed_and_seeds_differ() -> None:
     text = "x" * 200
     assert chunkings.streams("random:3", text) == chunkings.streams("random:3", text)
