@@ -96,6 +96,8 @@ def install() -> None:
     wrap(oracle_reads.OracleReads, "ask", "oracle: llama.cpp")
     for name in ("render", "parse", "partials"):
         wrap(oracle_reads.OracleSession, name, "oracle: reads (harness side)")
+    for name in ("loaded", "__call__", "save"):
+        wrap(oracle_reads.PrefixReads, name, "oracle: reads (harness side)")
     for name in ("states_before", "server_stream", "server_final"):
         wrap(runner, name, "harness: server view")
     for name in ("compare", "verdict"):

@@ -121,12 +121,14 @@ class OracleSession:
         self.request_key = OracleCache.key(canonical_json(self.request))
         self.handle: int | None = None
 
+    def key(self, what: Sequence[Any]) -> str:
+        """The cache key of this session's answer for `what`."""
+        return OracleCache.key(self.reads.identity.build_id, self.reads.identity.version, self.request_key, *what)
+
     def cached(self, what: Sequence[Any], compute: Any) -> Any:
         """The cached answer for `what`, or compute and store it."""
         cache = self.reads.cache
-        key = OracleCache.key(
-            self.reads.identity.build_id, self.reads.identity.version, self.request_key, *what
-        )
+        key = self.key(what)
         if cache is not None:
             found = cache.get(key)
             if found is not None:
@@ -203,3 +205,54 @@ class OracleSession:
         if len(found) != len(ends):
             raise ValueError(f"{len(found)} partial reads cached for {len(ends)} prefixes")
         return dict(zip(ends, found))
+
+    def prefix_reads(self, text: str) -> PrefixReads:
+        """llama.cpp's partial reads of prefixes of `text`, each read on its own (`PrefixReads`)."""
+        return PrefixReads(self, text)
+
+
+class PrefixReads:
+    """llama.cpp's partial reads of prefixes of one reply, each read on its own: the ones the cache holds are
+    loaded together at the first read asked, the others asked of llama.cpp as needed, and all of them kept in
+    the cache together (`save`), so a reply costs one cache read however many of its prefixes are read."""
+
+    def __init__(self, session: OracleSession, text: str) -> None:
+        self.session = session
+        self.text = text
+        self.key = session.key(("prefix reads", text))
+        self.reads: dict[int, Reading] | None = None
+        self.asked = False
+
+    def loaded(self) -> dict[int, Reading]:
+        """The reads the cache holds (none without a cache), loaded once."""
+        if self.reads is None:
+            cache = self.session.reads.cache
+            found = cache.get(self.key) if cache is not None else None
+            self.reads = {} if found is None else self.decoded(found)
+        return self.reads
+
+    @staticmethod
+    def decoded(found: dict[str, Any]) -> dict[int, Reading]:
+        """The reads of a cached entry by prefix length; a ValueError when it does not decode."""
+        reads = decoded(found["reads"])
+        if len(reads) != len(found["ends"]):
+            raise ValueError(f"{len(reads)} prefix reads cached for {len(found['ends'])} prefixes")
+        return dict(zip(found["ends"], reads))
+
+    def __call__(self, end: int) -> Reading:
+        """llama.cpp's partial read of `text[:end]` on its own."""
+        reads = self.loaded()
+        found = reads.get(end)
+        if found is None:
+            session = self.session
+            found = reads[end] = session.reads.ask("parse", session.ensure_handle(), self.text[:end], partial=True)
+            self.asked = True
+        return found
+
+    def save(self) -> None:
+        """Keep every read asked of llama.cpp in the cache, with the ones it held."""
+        cache = self.session.reads.cache
+        if self.asked and cache is not None and self.reads is not None:
+            ends = sorted(self.reads)
+            cache.put(self.key, {"ends": ends, "reads": encoded([self.reads[end] for end in ends])})
+            self.asked = False

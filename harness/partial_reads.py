@@ -1,6 +1,6 @@
 """The oracle's partial reads of a reply's prefixes as the cache keeps them: each read written as what it keeps of
-the read before (the prefixes of one reply mostly lengthen the same texts), so a reply of n characters costs
-about n characters to store and to read back rather than n²/2."""
+the read before (the prefixes of one reply mostly lengthen the same texts), so the reads of a reply of n
+characters take about n characters to store and to parse rather than n²/2."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from chatparity.model import (
     Rejection,
     ToolCall,
     common_prefix_length,
-    problems_from_json,
     reading_from_json,
     reading_to_json,
 )
@@ -93,6 +92,8 @@ def read_entry(before: Reading | None, item: Any) -> Reading:
         if "rejected" not in item:
             raise ValueError(f"{item!r} is neither a rejection nor a message")
         return reading_from_json(item)
+    if not isinstance(item, list) or len(item) not in (3, 4):
+        raise ValueError(f"{item!r} is neither a rejection nor a message")
     reasoning, content, written, *problems = item
     base = before if isinstance(before, Message) else Message()
     calls = []
@@ -100,4 +101,4 @@ def read_entry(before: Reading | None, item: Any) -> Reading:
         old = base.tool_calls[index] if index < len(base.tool_calls) else ToolCall("", "")
         calls.append(ToolCall(regrown(old.name, name), regrown(old.arguments, arguments), regrown(old.id, call_id)))
     return Message(regrown(base.content, content), regrown(base.reasoning_content, reasoning), tuple(calls),
-                   problems_from_json({"problems": problems[0]} if problems else {}))
+                   tuple(map(str, problems[0])) if problems else None)

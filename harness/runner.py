@@ -30,7 +30,14 @@ from chatparity.model import (
 from corpora.parity import prompt_parity
 from harness import chunkings
 from harness.compare import Difference, compare, verdict
-from harness.oracle_reads import OracleFailed, OracleReads, OracleSession, RenderFailed, RenderInfo
+from harness.oracle_reads import (
+    OracleFailed,
+    OracleReads,
+    OracleSession,
+    PrefixReads,
+    RenderFailed,
+    RenderInfo,
+)
 from harness.problem_checks import Asked
 from harness.server_view import server_final, server_stream, states_before
 from harness.stream_checks import StreamVerdict, check_stream
@@ -70,7 +77,7 @@ class CaseRun:
     structures: dict[tuple[Reading, tuple[str, ...] | None, Reading | None], Structure] = field(
         default_factory=dict
     )
-    prefix_reads: dict[int, Reading] = field(default_factory=dict)
+    prefixes: PrefixReads | None = None
     streams: dict[str, list[tuple[chunkings.Stream, tuple[int, ...]]]] = field(default_factory=dict)
     written: dict[tuple[Reading, tuple[str, ...] | None], str | None] = field(default_factory=dict)
 
@@ -270,7 +277,7 @@ class SessionRunner:
         """The rows of one case: the shared oracle reads once, then each chunking; `leaks` are the markers of
         the no_leakage check."""
         reply = case.reply
-        run = CaseRun(case, self.base(case), leak_markers=leaks)
+        run = CaseRun(case, self.base(case), leak_markers=leaks, prefixes=oracle.prefix_reads(reply.text))
         try:
             run.oracle_final = oracle.parse(reply.text, reply.partial)
         except OracleFailed as error:
@@ -304,7 +311,9 @@ class SessionRunner:
             if name == "whole":
                 rows.append(self.whole_row(run))
             else:
-                rows.append(self.streamed_row(oracle, run, reader, name, markers))
+                rows.append(self.streamed_row(run, reader, name, markers))
+        assert run.prefixes is not None
+        run.prefixes.save()
         return rows
 
     def truth_columns(
@@ -371,17 +380,8 @@ class SessionRunner:
         return self.judged(run, "whole", run.oracle_final, run.parser_whole,
                            compare(run.oracle_final, run.parser_whole))
 
-    @staticmethod
-    def prefix_read(oracle: OracleSession, run: CaseRun, end: int) -> Reading:
-        """llama.cpp's partial read of the reply's prefix `text[:end]` on its own, asked once per case."""
-        found = run.prefix_reads.get(end)
-        if found is None:
-            found = run.prefix_reads[end] = oracle.parse(run.case.reply.text[:end], True)
-        return found
-
     def streamed_row(
         self,
-        oracle: OracleSession,
         run: CaseRun,
         reader: SessionReader | Exception,
         name: str,
@@ -395,7 +395,7 @@ class SessionRunner:
         for failed in (final, partials, tokens):
             if isinstance(failed, OracleFailed):
                 return self.row(run.base, name, failed.outcome, error=str(failed))
-        assert isinstance(final, (Message, Rejection)) and isinstance(partials, dict)
+        assert isinstance(final, (Message, Rejection)) and isinstance(partials, dict) and run.prefixes is not None
         if isinstance(reader, Exception):
             return self.row(
                 run.base,
@@ -413,7 +413,7 @@ class SessionRunner:
         for chunks, ends in run.streams[name]:
             label = f"cut {len(chunks[0])}" if name == "split" else ""
             try:
-                expected = server_stream(ends, partials, run.states, lambda end: self.prefix_read(oracle, run, end))
+                expected = server_stream(ends, partials, run.states, run.prefixes)
                 read = reader.stream(chunks, finish=not reply.partial)
             except OracleFailed as error:
                 return self.row(run.base, name, error.outcome, error=str(error))
