@@ -212,9 +212,10 @@ class OracleSession:
 
 
 class PrefixReads:
-    """llama.cpp's partial reads of prefixes of one reply, each read on its own: the ones the cache holds are
-    loaded together at the first read asked, the others asked of llama.cpp as needed, and all of them kept in
-    the cache together (`save`), so a reply costs one cache read however many of its prefixes are read."""
+    """llama.cpp's partial reads of prefixes of one reply, each read on its own: the ones the cache holds for
+    the reply are loaded together at the first read asked, the others read as needed (`OracleSession.parse`),
+    and all of them kept in the cache together (`save`), so a reply costs one cache read however many of its
+    prefixes are read."""
 
     def __init__(self, session: OracleSession, text: str) -> None:
         self.session = session
@@ -244,13 +245,12 @@ class PrefixReads:
         reads = self.loaded()
         found = reads.get(end)
         if found is None:
-            session = self.session
-            found = reads[end] = session.reads.ask("parse", session.ensure_handle(), self.text[:end], partial=True)
+            found = reads[end] = self.session.parse(self.text[:end], True)
             self.asked = True
         return found
 
     def save(self) -> None:
-        """Keep every read asked of llama.cpp in the cache, with the ones it held."""
+        """Keep the reads of this reply in the cache together, when any was not there."""
         cache = self.session.reads.cache
         if self.asked and cache is not None and self.reads is not None:
             ends = sorted(self.reads)
