@@ -203,12 +203,11 @@ def compare(expected: Reading, actual: Reading, ids_from: Reading | None = None)
     return Difference(found[0][0], detail)
 
 
-def agrees(expected: Reading, actual: Reading, unequal: bool = False) -> bool:
-    """Whether `compare` finds no difference, without describing one; `unequal` when the readings are known
-    not to be `plainly_equal`."""
+def agrees(expected: Reading, actual: Reading) -> bool:
+    """Whether `compare` finds no difference, without describing one."""
     if isinstance(expected, Rejection) or isinstance(actual, Rejection):
         return isinstance(expected, Rejection) and isinstance(actual, Rejection)
-    if not unequal and plainly_equal(expected, actual):
+    if plainly_equal(expected, actual):
         return True
     if (expected.content != actual.content or expected.reasoning_content != actual.reasoning_content
             or len(expected.tool_calls) != len(actual.tool_calls)):

@@ -9,7 +9,7 @@ from typing import Any
 from chatparity.model import Outcome, Reading, Session, canonical_json, reading_from_json, reading_to_json
 from harness.chunkings import TokenPieces, token_pieces
 from harness.oracle_cache import OracleCache
-from harness.partial_reads import decoded, encoded
+from harness.partial_reads import decoded_at, encoded
 from oracle.build import source_hash
 from oracle.client import Oracle, OracleCrashed, OracleError, OracleTimeout
 from oracle.vocabs import Vocab
@@ -201,10 +201,7 @@ class OracleSession:
         def compute() -> list[Any]:
             return encoded(self.reads.ask("stream", self.ensure_handle(), text, list(ends)).partials)
 
-        found = decoded(self.cached(("partials", text, list(ends)), compute))
-        if len(found) != len(ends):
-            raise ValueError(f"{len(found)} partial reads cached for {len(ends)} prefixes")
-        return dict(zip(ends, found))
+        return decoded_at(ends, self.cached(("partials", text, list(ends)), compute))
 
     def prefix_reads(self, text: str) -> PrefixReads:
         """llama.cpp's partial reads of prefixes of `text`, each read on its own (`PrefixReads`)."""
@@ -229,16 +226,8 @@ class PrefixReads:
         if self.reads is None:
             cache = self.session.reads.cache
             found = cache.get(self.key) if cache is not None else None
-            self.reads = {} if found is None else self.decoded(found)
+            self.reads = {} if found is None else decoded_at(found["ends"], found["reads"])
         return self.reads
-
-    @staticmethod
-    def decoded(found: dict[str, Any]) -> dict[int, Reading]:
-        """The reads of a cached entry by prefix length; a ValueError when it does not decode."""
-        reads = decoded(found["reads"])
-        if len(reads) != len(found["ends"]):
-            raise ValueError(f"{len(reads)} prefix reads cached for {len(found['ends'])} prefixes")
-        return dict(zip(found["ends"], reads))
 
     def __call__(self, end: int) -> Reading:
         """llama.cpp's partial read of `text[:end]` on its own."""

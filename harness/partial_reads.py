@@ -102,3 +102,12 @@ def read_entry(before: Reading | None, item: Any) -> Reading:
         calls.append(ToolCall(regrown(old.name, name), regrown(old.arguments, arguments), regrown(old.id, call_id)))
     return Message(regrown(base.content, content), regrown(base.reasoning_content, reasoning), tuple(calls),
                    tuple(map(str, problems[0])) if problems else None)
+
+
+def decoded_at(ends: Sequence[int], written: Sequence[Any]) -> dict[int, Reading]:
+    """The reads `encoded` wrote, by the prefix length each was read at; a ValueError when they do not decode or
+    their count is not that of `ends`."""
+    reads = decoded(written)
+    if len(reads) != len(ends):
+        raise ValueError(f"{len(reads)} prefix reads cached for {len(ends)} prefixes")
+    return dict(zip(ends, reads))

@@ -77,7 +77,6 @@ class CaseRun:
     structures: dict[tuple[Reading, tuple[str, ...] | None, Reading | None], Structure] = field(
         default_factory=dict
     )
-    prefixes: PrefixReads | None = None
     streams: dict[str, list[tuple[chunkings.Stream, tuple[int, ...]]]] = field(default_factory=dict)
     written: dict[tuple[Reading, tuple[str, ...] | None], str | None] = field(default_factory=dict)
 
@@ -277,7 +276,8 @@ class SessionRunner:
         """The rows of one case: the shared oracle reads once, then each chunking; `leaks` are the markers of
         the no_leakage check."""
         reply = case.reply
-        run = CaseRun(case, self.base(case), leak_markers=leaks, prefixes=oracle.prefix_reads(reply.text))
+        run = CaseRun(case, self.base(case), leak_markers=leaks)
+        prefixes = oracle.prefix_reads(reply.text)
         try:
             run.oracle_final = oracle.parse(reply.text, reply.partial)
         except OracleFailed as error:
@@ -311,9 +311,8 @@ class SessionRunner:
             if name == "whole":
                 rows.append(self.whole_row(run))
             else:
-                rows.append(self.streamed_row(run, reader, name, markers))
-        assert run.prefixes is not None
-        run.prefixes.save()
+                rows.append(self.streamed_row(run, prefixes, reader, name, markers))
+        prefixes.save()
         return rows
 
     def truth_columns(
@@ -383,6 +382,7 @@ class SessionRunner:
     def streamed_row(
         self,
         run: CaseRun,
+        prefixes: PrefixReads,
         reader: SessionReader | Exception,
         name: str,
         markers: tuple[str, ...],
@@ -395,7 +395,7 @@ class SessionRunner:
         for failed in (final, partials, tokens):
             if isinstance(failed, OracleFailed):
                 return self.row(run.base, name, failed.outcome, error=str(failed))
-        assert isinstance(final, (Message, Rejection)) and isinstance(partials, dict) and run.prefixes is not None
+        assert isinstance(final, (Message, Rejection)) and isinstance(partials, dict)
         if isinstance(reader, Exception):
             return self.row(
                 run.base,
@@ -413,7 +413,7 @@ class SessionRunner:
         for chunks, ends in run.streams[name]:
             label = f"cut {len(chunks[0])}" if name == "split" else ""
             try:
-                expected = server_stream(ends, partials, run.states, run.prefixes)
+                expected = server_stream(ends, partials, run.states, prefixes)
                 read = reader.stream(chunks, finish=not reply.partial)
             except OracleFailed as error:
                 return self.row(run.base, name, error.outcome, error=str(error))

@@ -168,7 +168,7 @@ def parity_breaks(
         if plainly_equal(expected, reading):
             continue
         if breaks.count:
-            if not agrees(expected, reading, unequal=True):
+            if not agrees(expected, reading):
                 breaks = breaks.add("")
             continue
         found = compare(expected, reading)
