@@ -97,14 +97,18 @@ class Message:
     @classmethod
     def of(cls, obj: Any, problems: bool = True) -> Message:
         """A message from any object with content, reasoning_content and tool_calls attributes (and its
-        problems, unless `problems` is false)."""
+        problems, unless `problems` is false), its fields set at once rather than one frozen setattr each (a
+        stream converts one message per chunk)."""
         calls = getattr(obj, "tool_calls", None)
-        return cls(
-            getattr(obj, "content", "") or "",
-            getattr(obj, "reasoning_content", "") or "",
-            tuple([ToolCall(call.name, call.arguments, getattr(call, "id", "") or "") for call in calls]) if calls else (),
-            problems_of(obj) if problems else None,
+        made = object.__new__(cls)
+        made.__dict__.update(
+            content=getattr(obj, "content", "") or "",
+            reasoning_content=getattr(obj, "reasoning_content", "") or "",
+            tool_calls=tuple([ToolCall(call.name, call.arguments, getattr(call, "id", "") or "") for call in calls])
+            if calls else (),
+            problems=problems_of(obj) if problems else None,
         )
+        return made
 
 
 @dataclass(frozen=True)

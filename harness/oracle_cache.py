@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ from chatparity.model import canonical_json
 
 CACHE_FILE = "oracle-answers.sqlite"
 WAIT_SECONDS = 120
+PENDING_LIMIT = 256
 
 
 def default_directory() -> Path:
@@ -24,13 +26,17 @@ def default_directory() -> Path:
 
 
 class OracleCache:
-    """A SQLite table of JSON answers; several worker processes may share it."""
+    """A SQLite table of JSON answers; several worker processes may share it. Stored answers are written
+    PENDING_LIMIT at a time in one transaction (and at `flush`, `close` or exit); until then this process reads
+    them from memory and other processes do not see them."""
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / CACHE_FILE
         self.connection = sqlite3.connect(self.path, timeout=WAIT_SECONDS, isolation_level=None)
+        self.pending: dict[str, bytes] = {}
         self._prepare()
+        atexit.register(self.flush)
 
     def _prepare(self) -> None:
         """Switch to WAL and create the table, retried while another process does the same (SQLite refuses
@@ -56,14 +62,37 @@ class OracleCache:
 
     def get(self, key: str) -> Any | None:
         """The stored answer, or None."""
-        row = self.connection.execute("SELECT value FROM answers WHERE key = ?", (key,)).fetchone()
-        return json.loads(zlib.decompress(row[0])) if row else None
+        data = self.pending.get(key)
+        if data is None:
+            row = self.connection.execute("SELECT value FROM answers WHERE key = ?", (key,)).fetchone()
+            data = row[0] if row else None
+        return json.loads(zlib.decompress(data)) if data is not None else None
 
     def put(self, key: str, value: Any) -> None:
-        """Store an answer (zlib-compressed JSON)."""
-        data = zlib.compress(json.dumps(value, ensure_ascii=False).encode("utf-8"))
-        self.connection.execute("INSERT OR REPLACE INTO answers (key, value) VALUES (?, ?)", (key, data))
+        """Store an answer (zlib-compressed JSON), written with the next PENDING_LIMIT or at `flush`."""
+        self.pending[key] = zlib.compress(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+        if len(self.pending) >= PENDING_LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the answers stored since the last flush, in one transaction."""
+        if not self.pending:
+            return
+        self.connection.execute("BEGIN IMMEDIATE")
+        try:
+            self.connection.executemany(
+                "INSERT OR REPLACE INTO answers (key, value) VALUES (?, ?)", self.pending.items()
+            )
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
+        self.connection.execute("COMMIT")
+        self.pending.clear()
 
     def close(self) -> None:
-        """Close the database."""
-        self.connection.close()
+        """Write the pending answers and close the database."""
+        try:
+            self.flush()
+        finally:
+            atexit.unregister(self.flush)
+            self.connection.close()

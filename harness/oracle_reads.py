@@ -103,6 +103,11 @@ class OracleReads:
         """The oracle's view of one session."""
         return OracleSession(self, session)
 
+    def flush(self) -> None:
+        """Write the answers cached since the last flush (at the end of each session of a sweep)."""
+        if self.cache is not None:
+            self.cache.flush()
+
     def close(self) -> None:
         """Stop the oracle child and close the cache."""
         if self.client is not None:

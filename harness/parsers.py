@@ -129,16 +129,17 @@ class Deadlines:
         `seconds` from its own start."""
         outer = self.due
         out: list[T] = []
+        monotonic, arm, append = time.monotonic, WATCHDOG.arm, out.append
         try:
             for item in items:
-                now = time.monotonic()
-                due = now + seconds if outer is None else min(now + seconds, outer)
+                now = monotonic()
+                due = now + seconds if outer is None or now + seconds < outer else outer
                 self.due = due
                 if self.fires_at is None or self.fires_at > due:
                     self.fires_at = due
                     signal.setitimer(signal.ITIMER_REAL, max(due - now, 1e-6))
-                WATCHDOG.arm(now + seconds)
-                out.append(function(item))
+                arm(now + seconds)
+                append(function(item))
         except _Alarm:
             raise ParserTimeout(f"no answer within {seconds:g}s") from None
         finally:

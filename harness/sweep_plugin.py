@@ -193,6 +193,7 @@ class SweepItem(OneLineFailure, pytest.Item):
         )
         with deadline_scope():
             result = runner.run()
+        state.oracle.flush()
         payload = {
             "session": record_dict(result.session),
             "rows": [record_dict(row) for row in result.rows],

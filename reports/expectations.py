@@ -12,10 +12,13 @@ from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
 from reports.statuses import (
     READING_MARK,
     STREAM_CHECKS,
+    STRUCTURAL_CHECKS,
     Status,
     label_outcome,
     outcome_label,
+    plain_rows,
     reading_digest,
+    structural_break_mask,
     structural_breaks,
 )
 
@@ -24,6 +27,15 @@ DIVERGENCES_FILE = "known_divergences.toml"
 BASELINE_DIR = "baseline"
 COUNTED_CHECKS = {"clean": "clean_breaks", "snapshot_parity": "parity_breaks"}
 FAILING = (Status.MISMATCH.value, Status.PARSER_ERROR.value, Status.ORACLE_ERROR.value)
+LABEL_COLUMNS = (
+    "outcome",
+    "kind",
+    "parser_reading",
+    *STREAM_CHECKS,
+    *COUNTED_CHECKS.values(),
+    *STRUCTURAL_CHECKS,
+    *(f"oracle_{check}" for check in STRUCTURAL_CHECKS),
+)
 
 
 class ParserMismatch(Exception):
@@ -114,15 +126,14 @@ def run_labels(rows: pd.DataFrame) -> list[str]:
     return [
         row_label(row.outcome, row.kind, [counted(check, row) for check in broken_checks(row)],
                   str(row.parser_reading or ""))
-        for row in rows.itertuples()
+        for row in plain_rows(rows, LABEL_COLUMNS)
     ]
 
 
 def failing(rows: pd.DataFrame) -> pd.Series:
     """Rows that mismatch (not a known divergence), crash, time out, stream otherwise than llama.cpp, or break
     a structural check that llama.cpp's reading holds."""
-    broken = pd.Series([bool(structural_breaks(row)) for row in rows.itertuples()], index=rows.index, dtype=bool)
-    return rows["status"].isin(FAILING) | (rows["snapshot_parity"] == 0) | broken
+    return rows["status"].isin(FAILING) | (rows["snapshot_parity"] == 0) | structural_break_mask(rows)
 
 
 def declined_matches(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.Series:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from reports.runs import chunking_key
-from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status, structural_breaks
+from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status, structural_break_mask
 
 GROUP_KEYS = ("family", "syntax", "shapes", "status", "kind", "what")
 GROUPED_STATUSES = (Status.MISMATCH, Status.KNOWN, Status.PARSER_ERROR, Status.ORACLE_ERROR)
@@ -167,7 +167,7 @@ def structure_groups(rows: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     broken = broken.assign(
         what=per_distinct(broken["structure_detail"], blanked_numbers),
-        **{"llama.cpp too": ["no" if structural_breaks(row) else "yes" for row in broken.itertuples()]},
+        **{"llama.cpp too": structural_break_mask(broken).map({True: "no", False: "yes"})},
     )
     return _fold(broken, ["family", "syntax", "shapes", "what", "llama.cpp too"], columns)
 

@@ -54,9 +54,7 @@ class Run:
 
 def shared_texts(values: tuple[Any, ...], texts: dict[str, str]) -> np.ndarray:
     """Texts (or None) with each replaced by the copy `texts` holds."""
-    codes, distinct = pd.factorize(np.array(values, dtype=object))
-    held = [texts.setdefault(value, value) for value in distinct]
-    return np.array([*held, None], dtype=object)[codes]
+    return np.array(list(map(texts.setdefault, values, values)), dtype=object)
 
 
 def integer_series(values: np.ndarray) -> pd.Series:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections import namedtuple
+from collections.abc import Iterable, Iterator
 from enum import Enum
 from typing import Any
+
+import pandas as pd
 
 from chatparity.model import ORACLE_FAILURES, PARSER_FAILURES, STREAM_CHECKS, STRUCTURAL_CHECKS, Kind, Outcome
 
@@ -19,8 +23,12 @@ __all__ = [
     "outcome_label",
     "reading_digest",
     "raw_status",
+    "plain_rows",
+    "structural_break_mask",
     "structural_breaks",
 ]
+
+PLAIN_BATCH = 65_536
 
 
 class Status(str, Enum):
@@ -87,3 +95,25 @@ def structural_breaks(row: Any) -> list[str]:
         for check in STRUCTURAL_CHECKS
         if getattr(row, check, None) == 0 and getattr(row, f"oracle_{check}", None) != 0
     ]
+
+
+def structural_break_mask(rows: pd.DataFrame) -> pd.Series:
+    """Per row, whether `structural_breaks` finds a check its parser reading breaks where llama.cpp's holds."""
+    broken = pd.Series(False, index=rows.index, dtype=bool)
+    for check in STRUCTURAL_CHECKS:
+        if check not in rows.columns:
+            continue
+        oracle = f"oracle_{check}"
+        holds = rows[oracle].ne(0) if oracle in rows.columns else True
+        broken |= rows[check].eq(0) & holds
+    return broken
+
+
+def plain_rows(rows: pd.DataFrame, names: Iterable[str]) -> Iterator[Any]:
+    """The rows as `rows.itertuples()` gives them, with only the columns `names` the frame has, read a batch
+    at a time as plain Python values (pandas reads a string column one element at a time otherwise)."""
+    present = [name for name in dict.fromkeys(names) if name in rows.columns]
+    record = namedtuple("record", present)  # type: ignore[misc]
+    for start in range(0, len(rows), PLAIN_BATCH):
+        batch = rows.iloc[start:start + PLAIN_BATCH]
+        yield from map(record._make, zip(*(batch[name].tolist() for name in present)))

@@ -4,6 +4,7 @@ compare."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from enum import Enum
 from pathlib import Path
@@ -183,6 +184,21 @@ def test_a_python_parser_s_problems_are_read_by_value() -> None:
 
     assert Message.of(Written()).problems == ("no_action",)
     assert Message.of(Bare()).problems is None
+
+
+def test_a_converted_message_is_the_message_its_fields_make() -> None:
+    class Call:
+        name, arguments = "get_weather", '{"city": "Paris"}'
+
+    class Read:
+        content, reasoning_content, tool_calls, problems = None, "Hm.", [Call()], ()
+
+    made = Message.of(Read())
+    built = Message("", "Hm.", (ToolCall("get_weather", '{"city": "Paris"}', ""),), ())
+    assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
+    assert made.to_json() == built.to_json() and made.problems == ()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.content = "changed"  # type: ignore[misc]
 
 
 def test_the_protocol_schema_names_the_same_problems() -> None:

@@ -18,12 +18,21 @@ from reports.expectations import (
     Expectations,
     ParserMismatch,
     beyond,
+    broken_checks,
     check_same_parser,
+    counted,
     expectations_of,
     row_label,
+    run_labels,
 )
 from reports.runs import load_run
-from reports.statuses import reading_digest
+from reports.statuses import (
+    STRUCTURAL_CHECKS,
+    plain_rows,
+    reading_digest,
+    structural_break_mask,
+    structural_breaks,
+)
 
 
 def run_with(tmp_path: Path, parser: str = "cmd:./mine", expectations: str | None = None) -> Path:
@@ -79,6 +88,42 @@ def test_labels_carry_broken_stream_checks() -> None:
     assert row_label("mismatch", "calls", ["clean"], reading) == f"mismatch:calls @{reading_digest(reading)} !clean"
     assert row_label("match", "", [], reading) == "match"
     assert row_label("match", "", ["clean", "snapshot_parity"]) == "match !clean,snapshot_parity"
+
+
+def checked_rows(count: int) -> pd.DataFrame:
+    """Rows with every mix of broken, held and unknown checks on both sides, string columns as a store loads
+    them (pandas strings, NaN where NULL), over more than one batch of plain_rows."""
+    values = [0.0, 1.0, float("nan")]
+    frame = {
+        "outcome": pd.Series(["match", "mismatch", "match", "parser_error"] * (count // 4), dtype="str"),
+        "kind": pd.Series(["", "calls", "", ""] * (count // 4), dtype="str"),
+        "parser_reading": pd.Series(['{"content": "x"}', None, "", '{"content": "y"}'] * (count // 4), dtype="str"),
+    }
+    names = ["consistent", "monotonic", "clean", "snapshot_parity", "clean_breaks", "parity_breaks",
+             *STRUCTURAL_CHECKS, *(f"oracle_{check}" for check in STRUCTURAL_CHECKS)]
+    for step, name in enumerate(names):
+        frame[name] = [values[(i // 3 ** (step % 9)) % 3] for i in range(count)]
+    return pd.DataFrame(frame)
+
+
+def test_labels_and_failing_masks_read_every_row_as_row_by_row_reading_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("reports.statuses.PLAIN_BATCH", 1000)
+    rows = checked_rows(4000)
+    by_row = [
+        row_label(row.outcome, row.kind, [counted(check, row) for check in broken_checks(row)],
+                  str(row.parser_reading or ""))
+        for row in rows.itertuples()
+    ]
+    assert run_labels(rows) == by_row and len(set(by_row)) > 50
+    assert list(structural_break_mask(rows)) == [bool(structural_breaks(row)) for row in rows.itertuples()]
+    assert structural_break_mask(rows).any() and not structural_break_mask(rows).all()
+    without_oracle = rows.drop(columns=[f"oracle_{STRUCTURAL_CHECKS[0]}"])
+    assert list(structural_break_mask(without_oracle)) == [
+        bool(structural_breaks(row)) for row in without_oracle.itertuples()
+    ]
+    plain = list(plain_rows(rows, ["kind", "no_such", "clean"]))
+    assert plain[0]._fields == ("kind", "clean") and len(plain) == len(rows)
+    pd.testing.assert_frame_equal(pd.DataFrame(plain).astype({"kind": "str"}), rows[["kind", "clean"]])
 
 
 def test_runs_of_different_parsers_are_refused_unless_allowed() -> None:
