@@ -23,8 +23,9 @@ def rows_beyond(run: Run, verdict: Verdict) -> pd.DataFrame:
     then the baseline the run's stamp names)."""
     expectations = expectations_of(run.stamp)
     outcomes = pd.DataFrame(columns=["case_id", "chunking", "outcome"])
-    if expectations.baseline is not None:
-        outcomes = read_baseline(expectations.baseline).outcomes
+    directory = expectations.baseline(str(run.stamp.get("profile") or ""))
+    if directory is not None:
+        outcomes = read_baseline(directory).outcomes
     return beyond(verdict.rows, outcomes)
 
 

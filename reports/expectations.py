@@ -25,6 +25,8 @@ from reports.statuses import (
 PROJECT_PARSER = "reply"
 DIVERGENCES_FILE = "known_divergences.toml"
 BASELINE_DIR = "baseline"
+QUICK_PROFILES = ("quick", "")
+"""The profile whose baseline is baseline/ ('' for a stamp older than the profile field)."""
 COUNTED_CHECKS = {"clean": "clean_breaks", "snapshot_parity": "parity_breaks"}
 FAILING = (Status.MISMATCH.value, Status.PARSER_ERROR.value, Status.ORACLE_ERROR.value)
 LABEL_COLUMNS = (
@@ -55,10 +57,12 @@ class Expectations:
             return None
         return self.directory / DIVERGENCES_FILE
 
-    @property
-    def baseline(self) -> Path | None:
-        """The gate baseline directory (None when the parser has no expectations directory)."""
-        return None if self.directory is None else self.directory / BASELINE_DIR
+    def baseline(self, profile: str) -> Path | None:
+        """The gate baseline directory of runs of a profile: baseline/ for the quick profile, baseline-PROFILE/
+        for another (None when the parser has no expectations directory)."""
+        if self.directory is None:
+            return None
+        return self.directory / (BASELINE_DIR if profile in QUICK_PROFILES else f"{BASELINE_DIR}-{profile}")
 
     def describe(self) -> str:
         """Where the expectations are, for messages."""

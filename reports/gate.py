@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +29,9 @@ from reports.runs import PIN_KEYS, Run, chunking_key, pin_differences
 from reports.statuses import READING_MARK, STREAM_CHECKS, STRUCTURAL_CHECKS, label_outcome, label_reading
 
 OUTCOMES = "outcomes.csv"
+COMPRESSED_OUTCOMES = "outcomes.csv.gz"
+COMPRESSED_PROFILES = ("full",)
+"""Profiles whose baselines are written gzip-compressed (the full profile's labels run to tens of MB)."""
 STAMP = "stamp.json"
 INFO = ["template", "mode", "origin", "shape"]
 COLUMNS = ["case_id", "chunking", "outcome", *INFO]
@@ -126,9 +131,23 @@ def baseline_line(file: Path, number: int, fields: list[str], labels: set[str]) 
     return [(case, chunking, outcome, *(named[key] for key in INFO)) for chunking in chunkings.split()]
 
 
+def outcomes_file(directory: Path) -> Path | None:
+    """The baseline's outcomes: outcomes.csv or outcomes.csv.gz (None when neither; an error when both)."""
+    found = [directory / name for name in (OUTCOMES, COMPRESSED_OUTCOMES) if (directory / name).is_file()]
+    if len(found) > 1:
+        raise BaselineError(f"{directory}: holds both {OUTCOMES} and {COMPRESSED_OUTCOMES}; keep one")
+    return found[0] if found else None
+
+
 def read_outcomes(file: Path) -> pd.DataFrame:
-    """outcomes.csv, every line checked: UTF-8, whole (ends in a newline), every field of every line valid."""
+    """outcomes.csv (or its gzip), every line checked: UTF-8, whole (ends in a newline), every field of every
+    line valid."""
     data = file.read_bytes()
+    if file.name.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:
+            raise BaselineError(f"{file}: not a whole gzip file ({error})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -175,8 +194,8 @@ def read_pins(file: Path) -> dict[str, object]:
 def read_baseline(directory: Path) -> Baseline:
     """Read a baseline directory, checked whole (an absent one is empty): a line per case and outcome, with
     its chunkings, and the pins of the runs it came from."""
-    file = directory / OUTCOMES
-    if not file.exists():
+    file = outcomes_file(directory)
+    if file is None:
         return Baseline(outcomes=pd.DataFrame(columns=COLUMNS), stamp={})
     return Baseline(outcomes=read_outcomes(file), stamp=read_pins(directory / STAMP))
 
@@ -196,7 +215,8 @@ def run_outcomes(run: Run) -> pd.DataFrame:
 
 def write_baseline(directory: Path, baseline: Baseline) -> None:
     """Write a baseline: a line per case and outcome with its chunkings, sorted by template, mode, origin and
-    shape so an accepted change reviews as plain lines; byte-stable."""
+    shape so an accepted change reviews as plain lines; byte-stable; gzip-compressed (outcomes.csv.gz) for a
+    profile of COMPRESSED_PROFILES."""
     directory.mkdir(parents=True, exist_ok=True)
     lines = (
         baseline.outcomes.groupby([*INFO, "case_id", "outcome"], sort=True)["chunking"]
@@ -204,7 +224,11 @@ def write_baseline(directory: Path, baseline: Baseline) -> None:
         .rename("chunkings")
         .reset_index()
     )
-    lines[FILE_COLUMNS].to_csv(directory / OUTCOMES, index=False, lineterminator="\n")
+    text = lines[FILE_COLUMNS].to_csv(index=False, lineterminator="\n").encode("utf-8")
+    compressed = baseline.stamp.get("profile") in COMPRESSED_PROFILES
+    written, other = (COMPRESSED_OUTCOMES, OUTCOMES) if compressed else (OUTCOMES, COMPRESSED_OUTCOMES)
+    (directory / written).write_bytes(gzip.compress(text, compresslevel=9, mtime=0) if compressed else text)
+    (directory / other).unlink(missing_ok=True)
     (directory / STAMP).write_text(
         json.dumps(baseline.stamp, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )

@@ -3,6 +3,7 @@ run passes both."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,7 +123,8 @@ def test_new_rows_that_mismatch_fail_and_new_matching_rows_pass(
     baseline = tmp_path / "baseline"
     baseline.mkdir()
     (baseline / "stamp.json").write_bytes((runs["baseline"] / "stamp.json").read_bytes())
-    lines = (runs["baseline"] / "outcomes.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    written = (runs["baseline"] / "outcomes.csv.gz").read_bytes()
+    lines = gzip.decompress(written).decode("utf-8").splitlines(keepends=True)
     kept = [line for line in lines if "whole" not in line.split(",")[4].split()]
     assert 1 < len(kept) < len(lines)
     (baseline / "outcomes.csv").write_text("".join(kept), encoding="utf-8")
@@ -170,7 +172,7 @@ def test_a_stream_check_broken_in_more_snapshots_than_the_baseline_says_fails_th
     fewer = tmp_path / "fewer"
     fewer_run = str(runs["short_partial_marker_showing"])
     assert cli.main(["gate", "--baseline", str(fewer), "--update", fewer_run]) == 0
-    labels = (fewer / "outcomes.csv").read_text(encoding="utf-8")
+    labels = gzip.decompress((fewer / "outcomes.csv.gz").read_bytes()).decode("utf-8")
     assert "clean=" in labels and "snapshot_parity=" in labels
     status, printed = chatparity(
         "gate", "--baseline", str(fewer), str(runs["partial_marker_showing"]), *OTHER_PARSER

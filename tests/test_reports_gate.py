@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -209,3 +210,40 @@ def test_a_mismatch_that_reads_otherwise_fails_and_a_damaged_digest_is_named(
     (baseline / "outcomes.csv").write_text(damaged)
     assert gate_main(["--baseline", str(baseline), str(head)], PROG) == 2
     assert "field 'outcome': 'mismatch:calls @nothex' is not an outcome" in capsys.readouterr().err
+
+
+def test_a_full_profile_baseline_is_written_compressed_byte_stable_and_read_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, head = (run_with(tmp_path / name, BASE, profile="full") for name in ("base", "head"))
+    directory = tmp_path / "baseline-full"
+    assert gate_main(["--baseline", str(directory), "--update", str(base)], PROG) == 0
+    written = (directory / "outcomes.csv.gz").read_bytes()
+    assert not (directory / "outcomes.csv").exists()
+    assert gzip.decompress(written).decode().splitlines()[1] == "a.jinja,nothink/none,roundtrip,plain,whole char,match,c1"
+    assert gate_main(["--baseline", str(directory), "--update", str(base)], PROG) == 0
+    assert (directory / "outcomes.csv.gz").read_bytes() == written
+    assert len(read_baseline(directory).outcomes) == len(BASE)
+    assert gate_main(["--baseline", str(directory), str(head)], PROG) == 0
+    regressed = run_with(tmp_path / "regressed", {**BASE, ("c1", "char"): ("mismatch", "content")}, profile="full")
+    assert gate_main(["--baseline", str(directory), str(regressed)], PROG) == 1
+    capsys.readouterr()
+    (directory / "outcomes.csv.gz").write_bytes(written[: len(written) // 2])
+    assert gate_main(["--baseline", str(directory), str(head)], PROG) == 2
+    assert "outcomes.csv.gz: not a whole gzip file" in capsys.readouterr().err
+    (directory / "outcomes.csv.gz").write_bytes(written)
+    (directory / "outcomes.csv").write_text("template,mode,origin,shape,chunkings,outcome,case_id\n")
+    assert gate_main(["--baseline", str(directory), str(head)], PROG) == 2
+    assert "holds both outcomes.csv and outcomes.csv.gz" in capsys.readouterr().err
+
+
+def test_a_run_takes_the_baseline_of_its_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    expectations = tmp_path / "expectations"
+    quick = run_with(tmp_path / "quick", BASE, expectations=str(expectations))
+    full = run_with(tmp_path / "full", BASE, expectations=str(expectations), profile="full")
+    assert gate_main(["--update", str(quick)], PROG) == 0 and gate_main(["--update", str(full)], PROG) == 0
+    assert (expectations / "baseline" / "outcomes.csv").is_file()
+    assert (expectations / "baseline-full" / "outcomes.csv.gz").is_file()
+    assert read_baseline(expectations / "baseline-full").stamp["profile"] == "full"
+    assert read_baseline(expectations / "baseline").stamp["profile"] != "full"
+    assert gate_main([str(full)], PROG) == 0 and gate_main([str(quick)], PROG) == 0

@@ -53,7 +53,8 @@ def run_with(tmp_path: Path, parser: str = "cmd:./mine", expectations: str | Non
 def test_the_stamp_names_the_expectations_and_oracle_has_none() -> None:
     assert expectations_of({"parser": "oracle", "expectations": None}) == Expectations(None)
     assert expectations_of({"parser": "cmd:x", "expectations": "/e"}).divergences is None
-    assert expectations_of({"parser": "cmd:x", "expectations": "/e"}).baseline == Path("/e/baseline")
+    assert expectations_of({"parser": "cmd:x", "expectations": "/e"}).baseline("quick") == Path("/e/baseline")
+    assert expectations_of({"parser": "cmd:x", "expectations": "/e"}).baseline("full") == Path("/e/baseline-full")
     assert expectations_of({"parser": "reply"}).directory == PROJECT_ROOT / PROJECT_EXPECTATIONS
     assert expectations_of({"parser": "x", "expectations": "no/such"}).directory == PROJECT_ROOT / "no/such"
 

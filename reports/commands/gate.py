@@ -12,11 +12,11 @@ from reports.diff import Change
 from reports.divergences import DivergenceFileError, classify_run
 from reports.expectations import ParserMismatch, check_same_parser, expectations_of
 from reports.gate import (
-    OUTCOMES,
     BaselineError,
     GateResult,
     check,
     check_pins,
+    outcomes_file,
     read_baseline,
     update,
     write_baseline,
@@ -128,7 +128,7 @@ def main(argv: list[str], prog: str) -> int:
     args = parser.parse_args(argv)
     try:
         run = load_run(args.run or latest_run(Path("reports/runs")))
-        args.baseline = args.baseline or expectations_of(run.stamp).baseline
+        args.baseline = args.baseline or expectations_of(run.stamp).baseline(str(run.stamp.get("profile") or ""))
         if args.baseline is None:
             raise BaselineError(
                 f"the run's parser {run.stamp.get('parser')!r} has no expectations directory "
@@ -136,7 +136,7 @@ def main(argv: list[str], prog: str) -> int:
             )
         if args.prune and not args.update:
             raise BaselineError("--prune only goes with --update")
-        if not args.update and not (args.baseline / OUTCOMES).is_file():
+        if not args.update and outcomes_file(args.baseline) is None:
             raise BaselineError(
                 f"{args.baseline}: no baseline here (create one with --update RUN)"
             )
