@@ -142,26 +142,39 @@ def failing(rows: pd.DataFrame) -> pd.Series:
 
 def declined_matches(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.Series:
     """Rows the parser now declines (unsupported, its render failed) that its baseline records as matching."""
+    declined = rows["outcome"] == Status.UNSUPPORTED.value
+    asked = set(zip(rows.loc[declined, "case_id"], rows.loc[declined, "chunking"]))
     matched = {
         (case, chunking)
         for case, chunking, label in zip(baseline["case_id"], baseline["chunking"], baseline["outcome"])
-        if label_outcome(str(label)) == Status.MATCH.value
+        if (case, chunking) in asked and label_outcome(str(label)) == Status.MATCH.value
     }
-    recorded = [key in matched for key in zip(rows["case_id"], rows["chunking"])]
-    return pd.Series(recorded, index=rows.index, dtype=bool) & (rows["outcome"] == Status.UNSUPPORTED.value)
+    recorded = [key in matched for key in zip(rows.loc[declined, "case_id"], rows.loc[declined, "chunking"])]
+    return declined & pd.Series(recorded, index=declined[declined].index, dtype=bool).reindex(
+        rows.index, fill_value=False
+    )
 
 
 def beyond(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.DataFrame:
     """The failing rows of a classified run that its baseline does not record as failing the same way, and the
-    rows it declines that the baseline records as matching.
+    rows it declines that the baseline records as matching (labelled and compared on the few columns a label
+    reads; only the rows beyond are copied whole).
 
     `rows` carry a status (known divergences applied); `baseline` has case_id, chunking and outcome labels.
     """
-    bad = rows[failing(rows) | declined_matches(rows, baseline)]
-    if bad.empty:
-        return bad.assign(label=pd.Series(dtype=str), expected=pd.Series(dtype=str))
-    bad = bad.assign(label=run_labels(bad))
-    recorded = baseline.rename(columns={"outcome": "expected"})[["case_id", "chunking", "expected"]]
-    joined = bad.merge(recorded, on=["case_id", "chunking"], how="left")
-    joined["expected"] = joined["expected"].fillna("")
-    return joined[joined["label"] != joined["expected"]].reset_index(drop=True)
+    bad = failing(rows) | declined_matches(rows, baseline)
+    if not bad.any():
+        return rows[bad].assign(label=pd.Series(dtype=str), expected=pd.Series(dtype=str))
+    keys = ["case_id", "chunking"]
+    read = [name for name in dict.fromkeys([*keys, *LABEL_COLUMNS]) if name in rows.columns]
+    labelled = rows.loc[bad, read]
+    labels = pd.Series(run_labels(labelled), index=labelled.index, dtype="str")
+    recorded = baseline.rename(columns={"outcome": "expected"})[[*keys, "expected"]]
+    expected = labelled[keys].merge(recorded, on=keys, how="left")["expected"].fillna("")
+    expected.index = labelled.index
+    differs = labels != expected
+    return (
+        rows.loc[differs[differs].index]
+        .assign(label=labels[differs], expected=expected[differs])
+        .reset_index(drop=True)
+    )

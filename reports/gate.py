@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,39 +140,57 @@ def outcomes_file(directory: Path) -> Path | None:
 
 
 def read_outcomes(file: Path) -> pd.DataFrame:
-    """outcomes.csv (or its gzip), every line checked: UTF-8, whole (ends in a newline), every field of every
-    line valid."""
-    data = file.read_bytes()
-    if file.name.endswith(".gz"):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
-            raise BaselineError(f"{file}: not a whole gzip file ({error})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise BaselineError(f"{file}:{line}: not UTF-8 text (byte 0x{data[error.start]:02x})") from None
-    if not text.endswith("\n"):
-        raise BaselineError(f"{file}: truncated (the last line does not end in a newline)")
-    if "\0" in text:
-        raise BaselineError(f"{file}:{text[: text.index(chr(0))].count(chr(10)) + 1}: holds a NUL byte")
-    lines = list(csv.reader(io.StringIO(text, newline="")))
-    if not lines or lines[0] != FILE_COLUMNS:
-        found = ",".join(lines[0]) if lines else "nothing"
+    """outcomes.csv (or its gzip), every line checked (`outcome_lines`) and every field of every line valid;
+    read a line at a time into columns that hold each distinct text once."""
+    rows = csv.reader(outcome_lines(file))
+    header = next(rows, None)
+    if header != FILE_COLUMNS:
+        found = ",".join(header) if header else "nothing"
         raise BaselineError(f"{file}: expected columns {','.join(FILE_COLUMNS)}, found {found}")
     labels = outcome_labels()
-    records = [
-        record
-        for number, fields in enumerate(lines[1:], start=2)
-        for record in baseline_line(file, number, fields, labels)
-    ]
-    outcomes = pd.DataFrame(records, columns=COLUMNS)
+    shared: dict[str, str] = {}
+    columns: dict[str, list[str]] = {name: [] for name in COLUMNS}
+    appends = [columns[name].append for name in COLUMNS]
+    for number, fields in enumerate(rows, start=2):
+        for record in baseline_line(file, number, fields, labels):
+            for append, value in zip(appends, record):
+                append(shared.setdefault(value, value))
+    del shared
+    outcomes = pd.DataFrame({name: pd.array(columns.pop(name), dtype="str") for name in COLUMNS})
     duplicated = outcomes[outcomes.duplicated(["case_id", "chunking"])]
     if not duplicated.empty:
         first = duplicated.iloc[0]
         raise BaselineError(f"{file}: row {first['case_id']} {first['chunking']} is listed twice")
     return outcomes
+
+
+def outcome_lines(file: Path) -> Iterator[str]:
+    """The lines of outcomes.csv (or its gzip), read one at a time, each checked: UTF-8, no NUL byte, ended
+    by a newline (the file is whole)."""
+    compressed = file.name.endswith(".gz")
+    with gzip.open(file, "rb") if compressed else file.open("rb") as stream:
+        number = 0
+        try:
+            for number, line in enumerate(stream, start=1):
+                try:
+                    text = line.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise BaselineError(
+                        f"{file}:{number}: not UTF-8 text (byte 0x{line[error.start]:02x})"
+                    ) from None
+                if "\0" in text:
+                    raise BaselineError(f"{file}:{number}: holds a NUL byte")
+                if not text.endswith("\n"):
+                    break
+                yield text
+            else:
+                if number:
+                    return
+        except (OSError, EOFError, zlib.error) as error:
+            if not compressed:
+                raise
+            raise BaselineError(f"{file}: not a whole gzip file ({error})") from None
+    raise BaselineError(f"{file}: truncated (the last line does not end in a newline)")
 
 
 def read_pins(file: Path) -> dict[str, object]:

@@ -231,6 +231,9 @@ def test_a_full_profile_baseline_is_written_compressed_byte_stable_and_read_back
     (directory / "outcomes.csv.gz").write_bytes(written[: len(written) // 2])
     assert gate_main(["--baseline", str(directory), str(head)], PROG) == 2
     assert "outcomes.csv.gz: not a whole gzip file" in capsys.readouterr().err
+    (directory / "outcomes.csv.gz").write_bytes(gzip.compress(gzip.decompress(written)[:-1]))
+    assert gate_main(["--baseline", str(directory), str(head)], PROG) == 2
+    assert "outcomes.csv.gz: truncated" in capsys.readouterr().err
     (directory / "outcomes.csv.gz").write_bytes(written)
     (directory / "outcomes.csv").write_text("template,mode,origin,shape,chunkings,outcome,case_id\n")
     assert gate_main(["--baseline", str(directory), str(head)], PROG) == 2
