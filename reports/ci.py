@@ -9,7 +9,7 @@ from xml.etree import ElementTree
 import pandas as pd
 
 from reports.divergences import Verdict
-from reports.expectations import beyond, expectations_of
+from reports.expectations import baseline_of, beyond, expectations_of
 from reports.gate import read_baseline
 from reports.runs import Run
 from reports.show import show_command
@@ -21,9 +21,8 @@ LINES_PER_FAILURE = 20
 def rows_beyond(run: Run, verdict: Verdict) -> pd.DataFrame:
     """The rows of a classified run that fail beyond its parser's expectations (known divergences applied,
     then the baseline the run's stamp names)."""
-    expectations = expectations_of(run.stamp)
     outcomes = pd.DataFrame(columns=["case_id", "chunking", "outcome"])
-    directory = expectations.baseline(str(run.stamp.get("profile") or ""))
+    directory = baseline_of(run.stamp)
     if directory is not None:
         outcomes = read_baseline(directory).outcomes
     return beyond(verdict.rows, outcomes)

@@ -84,6 +84,11 @@ def expectations_of(stamp: dict[str, Any]) -> Expectations:
     return Expectations(PROJECT_ROOT / declared)
 
 
+def baseline_of(stamp: dict[str, Any]) -> Path | None:
+    """The gate baseline directory of a run, by its stamp's expectations and profile (None: it has none)."""
+    return expectations_of(stamp).baseline(str(stamp.get("profile") or ""))
+
+
 def check_same_parser(base: dict[str, Any], head: dict[str, Any], what: str, allow: bool) -> list[str]:
     """Refuse to compare two stamps of different parsers unless allowed; the warning when allowed."""
     if not base.get("parser") or base.get("parser") == head.get("parser"):

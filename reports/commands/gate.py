@@ -10,7 +10,7 @@ import pandas as pd
 
 from reports.diff import Change
 from reports.divergences import DivergenceFileError, classify_run
-from reports.expectations import ParserMismatch, check_same_parser, expectations_of
+from reports.expectations import ParserMismatch, baseline_of, check_same_parser
 from reports.gate import (
     BaselineError,
     GateResult,
@@ -128,7 +128,7 @@ def main(argv: list[str], prog: str) -> int:
     args = parser.parse_args(argv)
     try:
         run = load_run(args.run or latest_run(Path("reports/runs")))
-        args.baseline = args.baseline or expectations_of(run.stamp).baseline(str(run.stamp.get("profile") or ""))
+        args.baseline = args.baseline or baseline_of(run.stamp)
         if args.baseline is None:
             raise BaselineError(
                 f"the run's parser {run.stamp.get('parser')!r} has no expectations directory "
