@@ -55,6 +55,36 @@ def breakdown(seconds: dict[str, float], cpu: dict[str, float], calls: dict[str,
     return lines
 
 
+WALL_TARGETS = {("quick", "warm"): 20.0, ("full", "warm"): 360.0, ("full", "cold"): 600.0}
+MEMORY_TARGET_MIB = 1024.0
+NARROWING = ("--templates", "--family", "--mode", "--chunking", "--corpus", "--case", "--only-failing", "--source")
+
+
+def cache_state(hits: int, misses: int) -> str:
+    """How warm the oracle cache was: warm (every read found), cold (none found) or partly warm."""
+    if not misses:
+        return "warm"
+    return "cold" if not hits else "partly warm"
+
+
+def target_lines(argv: list[str], wall: float, hits: int, misses: int, peak: float) -> list[str]:
+    """The run against the speed and memory targets of its profile and cache state (none for a narrowed run
+    or one without a target)."""
+    if any(flag in argv or any(arg.startswith(flag + "=") for arg in argv) for flag in NARROWING):
+        return ["targets: none for a narrowed run"]
+    profile = argv[argv.index("--profile") + 1] if "--profile" in argv else "quick"
+    state = cache_state(hits, misses)
+    lines = []
+    target = WALL_TARGETS.get((profile, state))
+    if target is not None:
+        verdict = "met" if wall <= target else "not met"
+        lines.append(f"target: {profile} profile, {state} oracle cache, at most {target:.0f} s: {wall:.1f} s, {verdict}")
+    if profile == "full":
+        verdict = "met" if peak < MEMORY_TARGET_MIB else "not met"
+        lines.append(f"target: controller peak under {MEMORY_TARGET_MIB:.0f} MiB: {peak:.0f} MiB, {verdict}")
+    return lines or [f"targets: none for the {profile} profile with a {state} oracle cache"]
+
+
 def peak_mib(who: int) -> float:
     """Peak resident memory in MiB (ru_maxrss is in KiB on Linux)."""
     return resource.getrusage(who).ru_maxrss / 1024
@@ -91,8 +121,10 @@ def main(argv: list[str]) -> int:
     hits, misses = calls.get("oracle cache hits", 0), calls.get("oracle cache misses", 0)
     print(f"oracle cache: {hits} hits, {misses} misses; reading_json calls {rows}")
     sweeping = f"{before_reports[0]:.0f} MiB while sweeping, " if before_reports else ""
-    print(f"peak RSS: controller {sweeping}{peak_mib(resource.RUSAGE_SELF):.0f} MiB with the reports; "
+    peak = peak_mib(resource.RUSAGE_SELF)
+    print(f"peak RSS: controller {sweeping}{peak:.0f} MiB with the reports; "
           f"largest worker or child {peak_mib(resource.RUSAGE_CHILDREN):.0f} MiB")
+    print("\n".join(target_lines(argv, wall, hits, misses, peak)))
     return status
 
 

@@ -112,12 +112,13 @@ def marker_starts(markers: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
 
 
 def shown_grown(grown: Growth, read: Message, shown: Message, text: str, scans: list[ArgumentsScan],
-                markers: tuple[str, ...]) -> Message | None:
+                starts_by_last: dict[str, tuple[str, ...]]) -> Message | None:
     """What a stream shows of `read`, the read of `text` where `grown` proved the last read only grows, when
     `shown` is what it showed of the last read (`reader.hold_back`): the read itself, with the calls shown
     before and the growing arguments shown up to their closable point; None where a marker may be starting
-    at the end of `text` or the arguments shown do not only grow (then the stream holds back as usual)."""
-    starts = marker_starts(markers).get(text[-1]) if text else None
+    at the end of `text` (`starts_by_last`: the markers' `marker_starts`) or the arguments shown do not only
+    grow (then the stream holds back as usual)."""
+    starts = starts_by_last.get(text[-1]) if text else None
     if starts is not None and text.endswith(starts):
         return None
     if grown.tail.field != "arguments":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from functools import cached_property
@@ -102,16 +103,33 @@ def _request(session: Any, template: Template) -> Request:
     )
 
 
-def open_reader(session: Any) -> Reader:
-    """A reader for a session (template source, bos, eos, tools, tool_choice, parallel_tool_calls,
-    enable_thinking, chat_template_kwargs or kwargs, reasoning_format, messages); Unsupported when no syntax
-    reads its template."""
+def reader_inputs(session: Any) -> tuple[Syntax, Template, Request]:
+    """What a reader of a session is built from: its template's syntax, the template and the request;
+    Unsupported when no syntax reads the template."""
     bos, eos = getattr(session, "bos", "") or "", getattr(session, "eos", "") or ""
     template = template_of(session.template_source, bos, eos)
     syntax = select(template)
     if syntax is None:
         raise Unsupported(f"no reply syntax for this template (llama.cpp route: {template.route})")
-    return Reader(syntax, template, _request(session, template))
+    return syntax, template, _request(session, template)
+
+
+def open_reader(session: Any) -> Reader:
+    """A reader for a session (template source, bos, eos, tools, tool_choice, parallel_tool_calls,
+    enable_thinking, chat_template_kwargs or kwargs, reasoning_format, messages); Unsupported when no syntax
+    reads its template."""
+    return Reader(*reader_inputs(session))
+
+
+def inputs_key(syntax: Syntax, template: Template, request: Request) -> tuple[object, ...] | None:
+    """A key equal for equal reader inputs (None where the tools do not write as JSON): readers built from
+    equal inputs read every reply alike."""
+    try:
+        tools = json.dumps(request.tools, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    return (syntax.name, template, tools, request.tool_choice, request.parallel, request.extract_reasoning,
+            request.enable_thinking, request.generation_prompt)
 
 
 class Reader:
@@ -137,6 +155,7 @@ class Reader:
         self.markers = tuple(sorted(set(found), key=lambda m: (-len(m), m)))
         self.standard_mapper = syntax.mapper is map_nodes
         self.longest_marker = max(map(len, self.markers), default=0)
+        self.marker_starts = marker_starts(self.markers)
         self.fast = True
         self.shared: Record | None = None
         self.records: list[Record] = []
@@ -564,7 +583,21 @@ class Record:
 
     def advance(self, rest: str) -> None:
         """Read on through `rest`, one character at a time; once nothing appended can change the read
-        (`fixed`) or the reply nests too deep to read, the remaining characters repeat the last entry."""
+        (`fixed`) or the reply nests too deep to read, the remaining characters repeat the last entry. One
+        character the last read's open span takes (`Growth.takes`) lengthens it without parsing, so without
+        allowing deep recursion."""
+        reading = self.reading
+        growth = reading.growth
+        if (len(rest) == 1 and growth is not None and reading.settled is None and self.refusal is None
+                and growth.takes(rest)):
+            try:
+                self.step(rest)
+            except Rejected as refusal:
+                self.refused(refusal)
+            except BaseException:
+                self.restart()
+                raise
+            return
         done = 0
         try:
             with _deep_recursion():
@@ -594,7 +627,7 @@ class Record:
         text = reading.ctx.text
         held = None
         if last is not None and reading.result is None and reading.growth is not None:
-            held = shown_grown(reading.growth, fresh, last, text, self.scans, reader.markers)
+            held = shown_grown(reading.growth, fresh, last, text, self.scans, reader.marker_starts)
         grew = held is not None
         if held is None:
             held = hold_back(fresh, text, reader.markers, self.scans, reading.nodes)

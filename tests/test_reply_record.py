@@ -70,19 +70,22 @@ class Interrupt(BaseException):
     """Stands for a timeout's alarm raised in the middle of a read."""
 
 
-def test_a_read_interrupted_mid_character_leaves_the_record_as_good_as_new(turn: str,
+@pytest.mark.parametrize("lengthening", [True, False], ids=["lengthening", "parsing"])
+def test_a_read_interrupted_mid_character_leaves_the_record_as_good_as_new(turn: str, lengthening: bool,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stream interrupted while the record reads a character (the harness's timeout alarm): the next
-    streams of the reply, on the same reader, show what a fresh reader's streams show."""
+    """A stream interrupted while the record reads a character (the harness's timeout alarm), one that
+    lengthens an open span without parsing or one that parses: the next streams of the reply, on the same
+    reader, show what a fresh reader's streams show."""
     reader = reply.open(session(TEMPLATE, MODE))
     grow = Reading.grow
     calls = 0
 
     def interrupted(self: Reading, chunk: str):
         nonlocal calls
-        calls += 1
+        takes = self.growth is not None and self.growth.takes(chunk)
         read = grow(self, chunk)
-        if calls == len(turn) // 2:
+        calls += takes == lengthening
+        if calls == 5:
             raise Interrupt()
         return read
 

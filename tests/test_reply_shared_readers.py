@@ -67,3 +67,31 @@ def test_a_reply_read_before_another_is_read_again_without_parsing() -> None:
     stream = reader.stream()
     assert grammar_runs(reader, lambda: again.extend(outcome(stream.feed, char) for char in texts[0])) == 0
     assert again == first
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_sessions_built_from_equal_inputs_find_their_reader_without_building_a_grammar(
+    template: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every session a quick sweep plans for the template, opened twice through one harness parser: a grammar is built
+    once per distinct reader input (`inputs_key`), never on the second opening, and each session's shared
+    reader reads as its own fresh reader would (equal `equivalence`)."""
+    import reply.harness
+
+    built: list[object] = []
+
+    class Counted(reply.harness.Reader):
+        def __init__(self, *args: object) -> None:
+            built.append(args)
+            super().__init__(*args)
+
+    monkeypatch.setattr(reply.harness, "Reader", Counted)
+    parser = Parser()
+    sessions = [p.session for p in plan("quick", template)]
+    distinct = {reply.harness.inputs_key(*reply.harness.reader_inputs(s)) for s in sessions}
+    for session in sessions:
+        assert parser.open(session).equivalence() == reply.open(session).equivalence()
+    assert len(built) == len(distinct) < len(sessions)
+    for session in sessions:
+        parser.open(session)
+    assert len(built) == len(distinct)

@@ -49,7 +49,13 @@ def registered() -> tuple[Syntax, ...]:
 
 def select(template: Template) -> Syntax | None:
     """The syntax that reads this template, or None."""
-    for syntax in registered():
+    return selected(template, registered())
+
+
+@lru_cache(maxsize=64)
+def selected(template: Template, syntaxes: tuple[Syntax, ...]) -> Syntax | None:
+    """The first of `syntaxes` that reads this template, or None (worked out once per template and registry)."""
+    for syntax in syntaxes:
         if syntax.route == template.route and syntax.detect(template):
             return syntax
     return None
