@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import resource
+import sqlite3
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 from tabulate import tabulate
@@ -21,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import sweep_timers
+from harness.oracle_cache import CACHE_FILE, default_directory
 
 
 def merged(directory: Path) -> tuple[dict[str, float], dict[str, float], dict[str, int], int]:
@@ -60,20 +63,37 @@ MEMORY_TARGET_MIB = 1024.0
 NARROWING = ("--templates", "--family", "--mode", "--chunking", "--corpus", "--case", "--only-failing", "--source")
 
 
-def cache_state(hits: int, misses: int) -> str:
-    """How warm the oracle cache was: warm (every read found), cold (none found) or partly warm."""
-    if not misses:
-        return "warm"
-    return "cold" if not hits else "partly warm"
+def cache_was_empty(argv: list[str]) -> bool | None:
+    """Whether the run's oracle cache held no answer before it started (None: the run uses no cache)."""
+    if "--no-oracle-cache" in argv:
+        return None
+    directory = Path(argv[argv.index("--oracle-cache") + 1]) if "--oracle-cache" in argv else default_directory()
+    file = directory / CACHE_FILE
+    if not file.exists():
+        return True
+    with closing(sqlite3.connect(f"file:{file}?mode=ro", uri=True)) as connection:
+        try:
+            return connection.execute("SELECT 1 FROM answers LIMIT 1").fetchone() is None
+        except sqlite3.OperationalError:
+            return True
 
 
-def target_lines(argv: list[str], wall: float, hits: int, misses: int, peak: float) -> list[str]:
-    """The run against the speed and memory targets of its profile and cache state (none for a narrowed run
-    or one without a target)."""
+def cache_state(empty: bool | None, misses: int) -> str:
+    """How warm the oracle cache was: cold (empty at the start), warm (every read found), partly warm, or
+    unused."""
+    if empty is None:
+        return "unused"
+    if empty:
+        return "cold"
+    return "warm" if not misses else "partly warm"
+
+
+def target_lines(argv: list[str], wall: float, state: str, peak: float) -> list[str]:
+    """The run against the speed and memory targets of its profile and oracle cache state (none for a narrowed
+    run or one without a target)."""
     if any(flag in argv or any(arg.startswith(flag + "=") for arg in argv) for flag in NARROWING):
         return ["targets: none for a narrowed run"]
     profile = argv[argv.index("--profile") + 1] if "--profile" in argv else "quick"
-    state = cache_state(hits, misses)
     lines = []
     target = WALL_TARGETS.get((profile, state))
     if target is not None:
@@ -109,6 +129,7 @@ def main(argv: list[str]) -> int:
         return publish(run)
 
     sweep_command.publish = measured_publish
+    empty = cache_was_empty(argv)
     started = time.perf_counter()
     status = sweep_command.main(argv, "bench_sweep")
     wall = time.perf_counter() - started
@@ -124,7 +145,7 @@ def main(argv: list[str]) -> int:
     peak = peak_mib(resource.RUSAGE_SELF)
     print(f"peak RSS: controller {sweeping}{peak:.0f} MiB with the reports; "
           f"largest worker or child {peak_mib(resource.RUSAGE_CHILDREN):.0f} MiB")
-    print("\n".join(target_lines(argv, wall, hits, misses, peak)))
+    print("\n".join(target_lines(argv, wall, cache_state(empty, misses), peak)))
     return status
 
 
