@@ -7,6 +7,7 @@ Every flag of `chatparity sweep` is accepted; --out defaults to a scratch direct
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -24,6 +25,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import sweep_timers
 from harness.oracle_cache import CACHE_FILE, default_directory
+from harness.sweep_command import arguments
 
 
 def merged(directory: Path) -> tuple[dict[str, float], dict[str, float], dict[str, int], int]:
@@ -60,15 +62,19 @@ def breakdown(seconds: dict[str, float], cpu: dict[str, float], calls: dict[str,
 
 WALL_TARGETS = {("quick", "warm"): 20.0, ("full", "warm"): 360.0, ("full", "cold"): 600.0}
 MEMORY_TARGET_MIB = 1024.0
-NARROWING = ("--templates", "--family", "--mode", "--chunking", "--corpus", "--case", "--only-failing", "--source")
 
 
-def cache_was_empty(argv: list[str]) -> bool | None:
+def narrowed(options: argparse.Namespace) -> bool:
+    """Whether the sweep runs less than its whole profile (some templates, modes, chunkings, cases or replies)."""
+    return bool(options.templates or options.family or options.mode or options.chunking or options.corpus
+                or options.case or options.only_failing or options.source != "catalog")
+
+
+def cache_was_empty(options: argparse.Namespace) -> bool | None:
     """Whether the run's oracle cache held no answer before it started (None: the run uses no cache)."""
-    if "--no-oracle-cache" in argv:
+    if options.no_oracle_cache:
         return None
-    directory = Path(argv[argv.index("--oracle-cache") + 1]) if "--oracle-cache" in argv else default_directory()
-    file = directory / CACHE_FILE
+    file = (options.oracle_cache or default_directory()) / CACHE_FILE
     if not file.exists():
         return True
     with closing(sqlite3.connect(f"file:{file}?mode=ro", uri=True)) as connection:
@@ -88,12 +94,12 @@ def cache_state(empty: bool | None, misses: int) -> str:
     return "warm" if not misses else "partly warm"
 
 
-def target_lines(argv: list[str], wall: float, state: str, peak: float) -> list[str]:
+def target_lines(options: argparse.Namespace, wall: float, state: str, peak: float) -> list[str]:
     """The run against the speed and memory targets of its profile and oracle cache state (none for a narrowed
     run or one without a target)."""
-    if any(flag in argv or any(arg.startswith(flag + "=") for arg in argv) for flag in NARROWING):
+    if narrowed(options):
         return ["targets: none for a narrowed run"]
-    profile = argv[argv.index("--profile") + 1] if "--profile" in argv else "quick"
+    profile = options.profile
     lines = []
     target = WALL_TARGETS.get((profile, state))
     if target is not None:
@@ -129,7 +135,8 @@ def main(argv: list[str]) -> int:
         return publish(run)
 
     sweep_command.publish = measured_publish
-    empty = cache_was_empty(argv)
+    options = arguments("bench_sweep").parse_args(argv)
+    empty = cache_was_empty(options)
     started = time.perf_counter()
     status = sweep_command.main(argv, "bench_sweep")
     wall = time.perf_counter() - started
@@ -145,7 +152,7 @@ def main(argv: list[str]) -> int:
     peak = peak_mib(resource.RUSAGE_SELF)
     print(f"peak RSS: controller {sweeping}{peak:.0f} MiB with the reports; "
           f"largest worker or child {peak_mib(resource.RUSAGE_CHILDREN):.0f} MiB")
-    print("\n".join(target_lines(argv, wall, cache_state(empty, misses), peak)))
+    print("\n".join(target_lines(options, wall, cache_state(empty, misses), peak)))
     return status
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from functools import cached_property
 from typing import Any
 
@@ -38,6 +39,7 @@ FINISHED_KEPT = 1024
 RECORDS_KEPT = 256
 RECORDS_PARSED = 4
 VIEWS_UP_TO = 1024
+NO_GUARD = nullcontext()
 
 
 class _DeepRecursion:
@@ -587,20 +589,11 @@ class Record:
         character the last read's open span takes (`Growth.takes`) lengthens it without parsing, so without
         allowing deep recursion."""
         reading = self.reading
-        growth = reading.growth
-        if (len(rest) == 1 and growth is not None and reading.settled is None and self.refusal is None
-                and growth.takes(rest)):
-            try:
-                self.step(rest)
-            except Rejected as refusal:
-                self.refused(refusal)
-            except BaseException:
-                self.restart()
-                raise
-            return
+        lengthens = (len(rest) == 1 and reading.growth is not None and reading.settled is None
+                     and reading.growth.takes(rest))
         done = 0
         try:
-            with _deep_recursion():
+            with NO_GUARD if lengthens else _deep_recursion():
                 for char in rest:
                     if self.refusal is not None or self.fixed():
                         break
