@@ -17,6 +17,7 @@ from chatparity.model import canonical_json
 CACHE_FILE = "oracle-answers.sqlite"
 WAIT_SECONDS = 120
 PENDING_LIMIT = 256
+MMAP_BYTES = 1 << 30
 
 
 def default_directory() -> Path:
@@ -46,6 +47,7 @@ class OracleCache:
             try:
                 self.connection.execute("PRAGMA journal_mode=WAL")
                 self.connection.execute("PRAGMA synchronous=NORMAL")
+                self.connection.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
                 self.connection.execute(
                     "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
                 )

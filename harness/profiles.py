@@ -21,16 +21,31 @@ class ChunkingRules:
 
     def applies(self, chunking: str, reply: Reply, mode: str = "") -> bool:
         """Whether the chunking runs on this reply, in a session of this mode label, under this profile."""
-        limit = dict(self.limits).get(chunking)
-        scopes = [(origin, modes) for name, origin, modes in self.only if name == chunking]
-        in_scope = not scopes or any(
-            fnmatch(reply.origin, origin) and fnmatch(mode, modes) for origin, modes in scopes
-        )
-        return in_scope and (limit is None or len(reply.text) <= limit)
+        return self.for_mode(mode)(chunking, reply)
 
     def for_mode(self, mode: str) -> Callable[[str, Reply], bool]:
-        """`applies` for the sessions of one mode label."""
-        return lambda chunking, reply: self.applies(chunking, reply, mode)
+        """`applies` for the sessions of one mode label: the modes matched once, each origin once."""
+        limits = dict(self.limits)
+        origins = {
+            name: tuple(origin for scoped, origin, modes in self.only if scoped == name and fnmatch(mode, modes))
+            for name, _, _ in self.only
+        }
+        in_scope: dict[tuple[str, str], bool] = {}
+
+        def applies(chunking: str, reply: Reply) -> bool:
+            limit = limits.get(chunking)
+            if limit is not None and len(reply.text) > limit:
+                return False
+            patterns = origins.get(chunking)
+            if patterns is None:
+                return True
+            key = (chunking, reply.origin)
+            found = in_scope.get(key)
+            if found is None:
+                found = in_scope[key] = any(fnmatch(reply.origin, origin) for origin in patterns)
+            return found
+
+        return applies
 
     def describe(self) -> dict[str, object]:
         """The profile as the run's stamp records it."""

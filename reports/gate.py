@@ -111,24 +111,33 @@ def known_label(label: str, labels: set[str]) -> bool:
     return True
 
 
-def baseline_line(file: Path, number: int, fields: list[str], labels: set[str]) -> list[tuple[str, ...]]:
-    """One checked line of outcomes.csv as (case_id, chunking, outcome, *INFO) records, or a BaselineError."""
+def baseline_line(
+    file: Path, number: int, fields: list[str], labels: set[str], checked: tuple[set[str], set[str]]
+) -> list[tuple[str, ...]]:
+    """One checked line of outcomes.csv as (case_id, chunking, outcome, *INFO) records, or a BaselineError;
+    `checked` holds the outcome and chunkings fields found valid on earlier lines (checked once each)."""
     if len(fields) != len(FILE_COLUMNS):
         raise BaselineError(f"{file}:{number}: expected {len(FILE_COLUMNS)} fields, found {len(fields)}")
     named = dict(zip(FILE_COLUMNS, fields))
     case, outcome, chunkings = named["case_id"], named["outcome"], named["chunkings"]
+    valid_outcomes, valid_chunkings = checked
     if not CASE_ID.fullmatch(case):
         raise BaselineError(f"{file}:{number}: field 'case_id': {case[:40]!r} is not a case id")
-    if not known_label(outcome, labels):
-        raise BaselineError(f"{file}:{number}: field 'outcome': {outcome[:40]!r} is not an outcome")
-    if not chunkings.split():
-        raise BaselineError(f"{file}:{number}: field 'chunkings': empty")
-    for chunking in chunkings.split():
-        try:
-            validate_chunking(chunking)
-        except ValueError as error:
-            raise BaselineError(f"{file}:{number}: field 'chunkings': {error}") from None
-    return [(case, chunking, outcome, *(named[key] for key in INFO)) for chunking in chunkings.split()]
+    if outcome not in valid_outcomes:
+        if not known_label(outcome, labels):
+            raise BaselineError(f"{file}:{number}: field 'outcome': {outcome[:40]!r} is not an outcome")
+        valid_outcomes.add(outcome)
+    names = chunkings.split()
+    if chunkings not in valid_chunkings:
+        if not names:
+            raise BaselineError(f"{file}:{number}: field 'chunkings': empty")
+        for chunking in names:
+            try:
+                validate_chunking(chunking)
+            except ValueError as error:
+                raise BaselineError(f"{file}:{number}: field 'chunkings': {error}") from None
+        valid_chunkings.add(chunkings)
+    return [(case, chunking, outcome, *(named[key] for key in INFO)) for chunking in names]
 
 
 def outcomes_file(directory: Path) -> Path | None:
@@ -148,11 +157,12 @@ def read_outcomes(file: Path) -> pd.DataFrame:
         found = ",".join(header) if header else "nothing"
         raise BaselineError(f"{file}: expected columns {','.join(FILE_COLUMNS)}, found {found}")
     labels = outcome_labels()
+    checked: tuple[set[str], set[str]] = (set(), set())
     shared: dict[str, str] = {}
     columns: dict[str, list[str]] = {name: [] for name in COLUMNS}
     appends = [columns[name].append for name in COLUMNS]
     for number, fields in enumerate(rows, start=2):
-        for record in baseline_line(file, number, fields, labels):
+        for record in baseline_line(file, number, fields, labels, checked):
             for append, value in zip(appends, record):
                 append(shared.setdefault(value, value))
     del shared
