@@ -203,6 +203,23 @@ def snapshot_floor(text: str) -> float:
     return time.process_time() - start
 
 
+class IdleStream:
+    """A stream that reads nothing: what feeding a reply costs before any parser does anything."""
+
+    def feed(self, chunk: str) -> None:
+        """Take the chunk and do nothing."""
+
+
+def call_floor(text: str) -> float:
+    """CPU seconds of feeding `text` one character per call to a stream that does nothing (`IdleStream`):
+    the least any per-character stream called from Python costs, linear like a whole parse."""
+    stream = IdleStream()
+    start = time.process_time()
+    for char in text:
+        stream.feed(char)
+    return time.process_time() - start
+
+
 def streaming(sizes: list[int], only: set[str] | None = None) -> None:
     """Per-character stream against whole parse, per syntax at growing reply sizes: the per-character stream
     within STREAM_TARGET times the whole parse, and its per-chunk overhead within CHUNK_TARGET µs (the
@@ -221,16 +238,17 @@ def streaming(sizes: list[int], only: set[str] | None = None) -> None:
             reader.forget()
             elapsed, spent, examined = fed_by_char(reader, text)
             floor = min(snapshot_floor(text) for _ in range(3))
+            calls = min(call_floor(text) for _ in range(3))
             rows.append([syntax, len(text), f"{whole * 1e3:.2f}", f"{elapsed * 1e3:,.0f}",
                          f"{elapsed / len(text) * 1e6:.2f}", f"{(elapsed - whole) / len(text) * 1e6:.2f}",
                          f"{spent / len(text) * 1e6:.2f}", f"{examined / len(text):.2f}", f"{spent / whole_cpu:,.0f}",
-                         f"{floor / len(text) * 1e6:.2f}", f"{floor / whole_cpu:,.0f}"])
+                         f"{floor / len(text) * 1e6:.2f}", f"{floor / whole_cpu:,.0f}", f"{calls / whole_cpu:,.1f}"])
     print(f"\nPer-character stream of a long reply ({STREAM_MODE}) vs its whole parse; targets: stream / whole "
           f"<= {STREAM_TARGET}, per-chunk overhead <= {CHUNK_TARGET} µs (wall). The snapshot floor is the CPU "
           "time of making the snapshots alone, with no reading (`snapshot_floor`)")
     print(tabulate(rows, headers=["syntax", "chars", "whole parse ms", "char stream ms", "stream µs/char",
                                   "per-chunk overhead µs", "CPU µs/char", "examined/char", "stream / whole (CPU)",
-                                  "snapshot floor µs/char", "floor / whole (CPU)"],
+                                  "snapshot floor µs/char", "floor / whole (CPU)", "call floor / whole (CPU)"],
                    tablefmt="github"))
 
 

@@ -149,9 +149,12 @@ def declined_matches(rows: pd.DataFrame, baseline: pd.DataFrame) -> pd.Series:
     """Rows the parser now declines (unsupported, its render failed) that its baseline records as matching."""
     declined = rows["outcome"] == Status.UNSUPPORTED.value
     asked = set(zip(rows.loc[declined, "case_id"], rows.loc[declined, "chunking"]))
+    recorded_cases = baseline[baseline["case_id"].isin({case for case, _ in asked})]
     matched = {
         (case, chunking)
-        for case, chunking, label in zip(baseline["case_id"], baseline["chunking"], baseline["outcome"])
+        for case, chunking, label in zip(
+            recorded_cases["case_id"], recorded_cases["chunking"], recorded_cases["outcome"]
+        )
         if (case, chunking) in asked and label_outcome(str(label)) == Status.MATCH.value
     }
     recorded = [key in matched for key in zip(rows.loc[declined, "case_id"], rows.loc[declined, "chunking"])]
