@@ -80,31 +80,18 @@ def _ends_with_a_start(reply: str, starts: tuple[str, ...]) -> bool:
     return any(tail.endswith(s[:k]) for s in starts for k in range(1, len(s) + 1))
 
 
-def _closes_a_call(reader: Reader, ctx: Context) -> bool:
-    """Whether the text of `ctx` parses completely with a call closed."""
-    result = reader.arena.parse(ctx)
-    return result.status is Status.SUCCESS and any(n.tag == TOOL_CLOSE for n in _walk(result.nodes))
-
-
-def _text_after_calls(reader: Reader, reply: str) -> bool:
-    """Whether the longest prefix of the reply that reads completely with a call closed leaves text after it:
-    no prefix that only whitespace follows reads so, and a shorter one does (found re-reading the reply one
-    character at a time, resumably, so in linear work, stopping at the first)."""
-    text_end = len(reply.rstrip())
-    if any(_closes_a_call(reader, Context(reader.prefix + reply[:end]))
-           for end in range(max(text_end, 1), len(reply) + 1)):
-        return False
-    ctx = Context(reader.prefix, resumable=True)
-    for char in reply[:max(text_end - 1, 0)]:
-        ctx.text += char
-        if _closes_a_call(reader, ctx):
-            return True
-    return False
-
-
 def _diagnose(reader: Reader, reply: str, starts: tuple[str, ...]) -> set[Problem]:
-    """Why a reply was refused: text after complete calls, a call of an unknown function, or bad arguments."""
-    if _text_after_calls(reader, reply):
+    """Why a reply was refused: text after complete calls, a call of an unknown function, or bad arguments.
+    The reply is re-read one character at a time (resumably, so in linear work) to find the longest prefix
+    that reads completely with calls."""
+    ctx = Context(reader.prefix, resumable=True)
+    complete = -1
+    for position, char in enumerate(reply, start=1):
+        ctx.text += char
+        result = reader.arena.parse(ctx)
+        if result.status is Status.SUCCESS and any(n.tag == TOOL_CLOSE for n in _walk(result.nodes)):
+            complete = position
+    if complete > 0 and reply[complete:].strip():
         return {Problem.TEXT_AFTER_ACTION}
     hits = [(reply.find(s), s) for s in starts if s in reply]
     if not hits:
