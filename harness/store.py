@@ -171,7 +171,6 @@ class Spool:
         through an index of the spool in that order, so only the keys are sorted, not the records."""
         for table, kind in TABLES.items():
             self.connection.execute(f"CREATE INDEX IF NOT EXISTS {table}_order ON {table} ({spool_order(kind)})")
-        self.connection.commit()
         connection.execute("ATTACH DATABASE ? AS spool", (str(self.file),))
         try:
             with connection:

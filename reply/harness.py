@@ -30,13 +30,16 @@ class Parser:
             key = reader.equivalence()
             found = self.readers.pop(key, None) or reader
             if inputs is not None:
-                if len(self.equivalences) >= INPUTS_KEPT:
-                    del self.equivalences[next(iter(self.equivalences))]
-                self.equivalences[inputs] = key
-        if len(self.readers) >= READERS_KEPT:
-            del self.readers[next(iter(self.readers))]
-        self.readers[key] = found
+                kept(self.equivalences, inputs, key, INPUTS_KEPT)
+        kept(self.readers, key, found, READERS_KEPT)
         return found
+
+
+def kept(kept_by: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    """Keep `value` under `key` as the newest entry, dropping the oldest when `limit` entries are kept."""
+    if len(kept_by) >= limit:
+        del kept_by[next(iter(kept_by))]
+    kept_by[key] = value
 
 
 def factory() -> Parser:
