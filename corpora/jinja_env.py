@@ -18,7 +18,7 @@ from jinja2 import nodes
 from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import SandboxedEnvironment
 
-from corpora.compiled import from_source
+from chatparity.compiled import from_source
 from chatparity.model import PINNED_NOW
 
 
@@ -109,7 +109,7 @@ def environment() -> SandboxedEnvironment:
 
 @lru_cache(maxsize=256)
 def compile_template(source: str) -> jinja2.Template:
-    """The compiled template for a source text (compiled once per machine, `corpora.compiled`)."""
+    """The compiled template for a source text (compiled once per machine, `chatparity.compiled`)."""
     return from_source(environment(), source, Path(__file__))
 
 

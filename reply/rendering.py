@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import jinja2
 from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from chatparity.compiled import from_source
 from chatparity.model import PINNED_NOW, common_prefix_length
 
 
@@ -43,13 +45,20 @@ def _raise(message: str) -> None:
     raise jinja2.TemplateError(message)
 
 
-@lru_cache(maxsize=256)
-def _compile(source: str) -> jinja2.Template:
+@lru_cache(maxsize=1)
+def _environment() -> ImmutableSandboxedEnvironment:
+    """The environment every template renders in: an immutable sandbox with tojson and raise_exception."""
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
                                         extensions=[loopcontrols, GenerationTag])
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise
-    return env.from_string(source)
+    return env
+
+
+@lru_cache(maxsize=256)
+def _compile(source: str) -> jinja2.Template:
+    """The compiled template for a source text (compiled once per machine, `chatparity.compiled`)."""
+    return from_source(_environment(), source, Path(__file__))
 
 
 def prepare_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

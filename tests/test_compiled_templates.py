@@ -1,4 +1,4 @@
-"""Templates compiled once per machine (`corpora.compiled`): a second process reads the compiled code, a
+"""Templates compiled once per machine (`chatparity.compiled`): a second process reads the compiled code, a
 damaged or unwritable cache costs a compile and never a wrong render, and a changed setup compiles afresh."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from corpora.compiled import cache_directory, from_source
+from chatparity.compiled import cache_directory, from_source
 from corpora.jinja_env import environment
+from reply import rendering
 
 SOURCE = "{% for m in messages %}<{{ m.role }}>{{ m.content | trim }}{% endfor %}"
 CONTEXT = {"messages": [{"role": "user", "content": " Hi "}, {"role": "assistant", "content": "Yo"}]}
@@ -87,3 +88,25 @@ def test_a_syntax_error_is_raised_as_jinja2_raises_it(setup: Path) -> None:
     with pytest.raises(jinja2.TemplateSyntaxError) as plain:
         environment().from_string("{% if %}")
     assert str(cached.value) == str(plain.value)
+
+
+def test_the_reply_parser_reads_the_code_an_earlier_process_compiled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    env = rendering._environment()
+    compiles: list[str] = []
+    compile_source = env.compile
+
+    def counted(source: str, *args: object, **kwargs: object) -> object:
+        compiles.append(source)
+        return compile_source(source, *args, **kwargs)
+
+    monkeypatch.setattr(env, "compile", counted)
+    rendering._compile.cache_clear()
+    first = rendering._compile(SOURCE).render(**CONTEXT)
+    rendering._compile.cache_clear()
+    second = rendering._compile(SOURCE).render(**CONTEXT)
+    rendering._compile.cache_clear()
+    assert first == second == RENDERED and compiles == [SOURCE]
+    assert len(list(cache_directory(Path(rendering.__file__)).iterdir())) == 1

@@ -1,5 +1,5 @@
 """The import graph of the project: no cycles between packages or files, and every import points down the
-layers of architecture.md: chatparity.model < templates < corpora < oracle, reply < harness < reports <
+layers of architecture.md: chatparity.model and chatparity.compiled < templates < corpora < oracle, reply < harness < reports <
 the chatparity command line."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("chatparity", "templates", "corpora", "oracle", "reply", "harness", "reports")
+BOTTOM = ("chatparity.model", "chatparity.compiled")
 LAYERS = {
     "chatparity.model": 0,
+    "chatparity.compiled": 0,
     "templates": 1,
     "corpora": 2,
     "oracle": 3,
@@ -84,8 +86,8 @@ def cycle(found: Graph) -> list[str]:
 
 
 def top(name: str) -> str:
-    """A module's layer name: chatparity.model stands apart from the chatparity command line."""
-    return "chatparity.model" if name == "chatparity.model" else name.split(".")[0]
+    """A module's layer name: the bottom modules stand apart from the chatparity command line."""
+    return name if name in BOTTOM else name.split(".")[0]
 
 
 def test_no_file_cycles() -> None:
@@ -109,14 +111,15 @@ def test_imports_point_down_the_layers() -> None:
     assert upward == []
 
 
-def test_model_imports_nothing_of_the_project() -> None:
-    """chatparity.model is the bottom: the shared words, importing no project module."""
-    assert graph()["chatparity.model"] == set()
+def test_the_bottom_imports_nothing_of_the_project() -> None:
+    """chatparity.model (the shared words) and chatparity.compiled (the compiled-template cache) are the bottom,
+    importing no project module."""
+    assert all(graph()[name] == set() for name in BOTTOM)
 
 
 def test_reply_is_a_library_of_its_own() -> None:
-    """reply/ imports nothing of the harness, corpora, templates, oracle or reports (only the shared words)."""
-    outside = sorted({b for a, b in edges(graph()) if top(a) == "reply" and top(b) not in ("reply", "chatparity.model")})
+    """reply/ imports nothing of the harness, corpora, templates, oracle or reports (only the bottom modules)."""
+    outside = sorted({b for a, b in edges(graph()) if top(a) == "reply" and top(b) not in ("reply", *BOTTOM)})
     assert outside == []
 
 
