@@ -86,6 +86,19 @@ def counted_get(function: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def timed_by_op(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The oracle's `ask`, timed in one phase per request op (render, parse, stream, tokenize)."""
+    by_op: dict[str, Callable[..., Any]] = {}
+
+    @functools.wraps(function)
+    def wrapper(self: Any, op: str, *args: Any, **kwargs: Any) -> Any:
+        if op not in by_op:
+            by_op[op] = timed(f"oracle: llama.cpp {op}", function)
+        return by_op[op](self, op, *args, **kwargs)
+
+    return wrapper
+
+
 def install() -> None:
     """Wrap the sweep's phases."""
     from harness import oracle_cache, oracle_reads, runner, sweep_plugin
@@ -93,7 +106,7 @@ def install() -> None:
     wrap(oracle_cache.OracleCache, "get", "oracle: cache reads")
     oracle_cache.OracleCache.get = counted_get(oracle_cache.OracleCache.get)  # type: ignore[method-assign]
     wrap(oracle_cache.OracleCache, "put", "oracle: cache writes")
-    wrap(oracle_reads.OracleReads, "ask", "oracle: llama.cpp")
+    oracle_reads.OracleReads.ask = timed_by_op(oracle_reads.OracleReads.ask)  # type: ignore[method-assign]
     for name in ("render", "parse", "partials"):
         wrap(oracle_reads.OracleSession, name, "oracle: reads (harness side)")
     for name in ("loaded", "__call__", "save"):

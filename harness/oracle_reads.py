@@ -9,7 +9,8 @@ from typing import Any
 from chatparity.model import Outcome, Reading, Session, canonical_json, reading_from_json, reading_to_json
 from harness.chunkings import TokenPieces, token_pieces
 from harness.oracle_cache import OracleCache
-from harness.partial_reads import decoded_at, encoded
+from harness.partial_reads import decoded_at, encoded, same
+from harness.stream_resume import Streamed, resume_point
 from oracle.build import source_hash
 from oracle.client import Oracle, OracleCrashed, OracleError, OracleTimeout
 from oracle.vocabs import Vocab
@@ -125,6 +126,7 @@ class OracleSession:
         self.request = session.render_request()
         self.request_key = OracleCache.key(canonical_json(self.request))
         self.handle: int | None = None
+        self.streams: list[Streamed] = []
 
     def key(self, what: Sequence[Any]) -> str:
         """The cache key of this session's answer for `what`."""
@@ -203,10 +205,20 @@ class OracleSession:
         if not ends:
             return {}
 
-        def compute() -> list[Any]:
-            return encoded(self.reads.ask("stream", self.ensure_handle(), text, list(ends)).partials)
+        written = self.cached(("partials", text, list(ends)), lambda: self.streamed(text, ends))
+        reads = decoded_at(ends, written)
+        self.streams.append(Streamed(text, tuple(ends), written))
+        return reads
 
-        return decoded_at(ends, self.cached(("partials", text, list(ends)), compute))
+    def streamed(self, text: str, ends: Sequence[int]) -> list[Any]:
+        """llama.cpp's partial reads at `ends` as `partial_reads` writes them, streamed on from an earlier stream
+        of the session where it read the same first cuts (`stream_resume`), else streamed whole."""
+        resume = resume_point(self.streams, text, ends)
+        if resume is not None:
+            asked = self.reads.ask("stream", self.ensure_handle(), text, list(ends[resume.at:])).partials
+            if same(asked[0], resume.last):
+                return [*resume.written, *encoded(asked[1:], before=asked[0])]
+        return encoded(self.reads.ask("stream", self.ensure_handle(), text, list(ends)).partials)
 
     def prefix_reads(self, text: str) -> PrefixReads:
         """llama.cpp's partial reads of prefixes of `text`, each read on its own (`PrefixReads`)."""

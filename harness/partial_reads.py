@@ -57,10 +57,10 @@ def entry(before: Reading | None, reading: Reading) -> Any:
     return written if reading.problems is None else [*written, list(reading.problems)]
 
 
-def encoded(readings: Sequence[Reading]) -> list[Any]:
-    """Reads in order (one per prefix), each as its `entry` against the one before."""
+def encoded(readings: Sequence[Reading], before: Reading | None = None) -> list[Any]:
+    """Reads in order (one per prefix), each as its `entry` against the one before (the first against
+    `before`, where the reads go on from an earlier one)."""
     written: list[Any] = []
-    before: Reading | None = None
     for reading in readings:
         written.append(entry(before, reading))
         before = reading
