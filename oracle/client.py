@@ -24,7 +24,7 @@ from templates.pins import resolve_version
 
 STDERR_TAIL_LINES = 20
 BINARY_ENV = "CHATPARITY_ORACLE_BINARY"
-CHILD_HANDLES_KEPT = 256
+CHILD_HANDLES_KEPT = 2048
 
 
 class OracleError(RuntimeError):

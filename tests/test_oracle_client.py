@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -54,6 +55,22 @@ def test_a_child_holding_its_share_of_handles_is_replaced_and_old_handles_still_
         pids.append(own_oracle.pid)
     assert pids[:3] == [pids[0]] * 3 and pids[3:6] == [pids[3]] * 3 and pids[3] != pids[0]
     assert own_oracle.parse(first.handle, REPLY) == Message("hello", "x")
+
+
+def test_a_template_rendered_again_after_others_renders_and_reads_as_in_a_fresh_child(
+    own_oracle, qwen3, upstream_templates
+):
+    gpt_oss = {"template": (upstream_templates / "openai-gpt-oss-120b.jinja").read_text(), "messages": QUESTION}
+    first = own_oracle.render(qwen3)
+    own_oracle.render(gpt_oss)
+    own_oracle.render({**qwen3, "enable_thinking": False})
+    again = own_oracle.render(qwen3)
+    with Oracle(timeout=10.0) as fresh:
+        alone = fresh.render(qwen3)
+        read_alone = fresh.parse(alone.handle, REPLY)
+    assert dataclasses.replace(first, handle=0) == dataclasses.replace(again, handle=0)
+    assert dataclasses.replace(again, handle=0) == dataclasses.replace(alone, handle=0)
+    assert own_oracle.parse(again.handle, REPLY) == read_alone == Message("hello", "x")
 
 
 def test_a_child_killed_mid_request_is_reported_and_restarted(own_oracle, qwen3):

@@ -200,3 +200,13 @@ def test_the_index_names_each_templates_vocab_and_its_split_markers() -> None:
     assert (qwen3.vocab, qwen3.vocab_exact, qwen3.split_markers) == ("qwen3", True, ())
     assert (gpt_oss.vocab, gpt_oss.vocab_exact, gpt_oss.split_markers) == ("gpt-oss", False, ())
     assert {"<tool_call>", "</tool_call>"} <= set(index["Bielik-11B-v3.0-Instruct.jinja"].split_markers)
+
+
+def test_vocabs_beyond_those_the_child_keeps_load_again_and_tokenize_alike() -> None:
+    names = list(vocab_table()["vocabs"])[:6]
+    with Oracle() as kept, Oracle() as fresh:
+        first = [kept.tokenize(vocab_named(name), SAMPLE).tokens for name in names]
+        again = [kept.tokenize(vocab_named(name), SAMPLE).tokens for name in names]
+        alone = [fresh.tokenize(vocab_named(names[0]), SAMPLE).tokens]
+    assert first == again and first[0] == alone[0]
+    assert len({tuple(tokens) for tokens in first}) > 1

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cxxabi.h>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
@@ -236,6 +237,20 @@ static common_chat_templates_ptr init_templates(const std::string & source, cons
     }
 }
 
+// Initialized templates by source, bos, eos and pinned time: llama-server initializes its model's templates
+// once and applies them to every request, so one template serves every render of it.
+static std::map<std::string, common_chat_templates_ptr> g_templates;
+
+static const common_chat_templates * templates_of(const std::string & source, const std::string & bos,
+                                                  const std::string & eos, std::time_t now) {
+    const std::string key = source + '\0' + bos + '\0' + eos + '\0' + std::to_string(now);
+    auto found = g_templates.find(key);
+    if (found == g_templates.end()) {
+        found = g_templates.emplace(key, init_templates(source, bos, eos)).first;
+    }
+    return found->second.get();
+}
+
 // As llama-server's oaicompat_chat_params_parse, then its completion schema for the parser params.
 static json op_render(const json & req) {
     const json & template_field = field(req, "template");
@@ -253,8 +268,9 @@ static json op_render(const json & req) {
     const auto now = req.contains("now") ? parse_iso_time(field_or<std::string>(req, "now", ""))
                                          : std::chrono::system_clock::from_time_t(0);
     pinned_clock clock(now);
-    auto tmpls = init_templates(template_field.get<std::string>(), bos, eos);
-    auto caps  = common_chat_templates_get_caps(tmpls.get());
+    const common_chat_templates * tmpls =
+        templates_of(template_field.get<std::string>(), bos, eos, std::chrono::system_clock::to_time_t(now));
+    auto caps = common_chat_templates_get_caps(tmpls);
 
     common_chat_templates_inputs inputs;
     inputs.messages              = common_chat_msgs_parse_oaicompat(to_common_json(messages));
@@ -303,7 +319,7 @@ static json op_render(const json & req) {
     }
     inputs.now = now;
 
-    common_chat_params chat_params = common_chat_templates_apply(tmpls.get(), inputs);
+    common_chat_params chat_params = common_chat_templates_apply(tmpls, inputs);
 
     parser_handle handle;
     handle.params                  = common_chat_parser_params(chat_params);
@@ -431,7 +447,26 @@ struct model_deleter {
     void operator()(llama_model * model) const { llama_model_free(model); }
 };
 
-static std::map<std::string, std::unique_ptr<llama_model, model_deleter>> g_vocabs;
+// The vocabs loaded last (a vocab takes tens of MB): sweeps ask for one template's vocab many times in a row.
+struct loaded_vocab {
+    std::unique_ptr<llama_model, model_deleter> model;
+    uint64_t used;
+};
+
+static constexpr size_t VOCABS_KEPT = 4;
+static std::map<std::string, loaded_vocab> g_vocabs;
+static uint64_t g_vocab_uses = 0;
+
+// Forget the vocab used longest ago.
+static void drop_oldest_vocab() {
+    auto oldest = g_vocabs.begin();
+    for (auto it = g_vocabs.begin(); it != g_vocabs.end(); ++it) {
+        if (it->second.used < oldest->second.used) {
+            oldest = it;
+        }
+    }
+    g_vocabs.erase(oldest);
+}
 
 static std::vector<std::string> added_tokens_of(const json & req) {
     std::vector<std::string> added;
@@ -507,7 +542,7 @@ static std::string write_extended_vocab(const std::string & path, const std::vec
     return std::string(buffer.data());
 }
 
-// The vocab a request names (field 'vocab_path', plus 'added'), loaded once per process.
+// The vocab a request names (field 'vocab_path', plus 'added'), loaded unless among the last VOCABS_KEPT used.
 static const llama_vocab * vocab_of(const json & req) {
     const std::string path = field_or<std::string>(req, "vocab_path", "");
     if (path.empty()) {
@@ -533,9 +568,13 @@ static const llama_vocab * vocab_of(const json & req) {
         if (model == nullptr) {
             throw request_error("llama.cpp cannot load the vocab '" + path + "'");
         }
-        found = g_vocabs.emplace(key, std::unique_ptr<llama_model, model_deleter>(model)).first;
+        if (g_vocabs.size() >= VOCABS_KEPT) {
+            drop_oldest_vocab();
+        }
+        found = g_vocabs.emplace(key, loaded_vocab{std::unique_ptr<llama_model, model_deleter>(model), 0}).first;
     }
-    return llama_model_get_vocab(found->second.get());
+    found->second.used = ++g_vocab_uses;
+    return llama_model_get_vocab(found->second.model.get());
 }
 
 static std::string hex_of(const std::string & bytes) {
