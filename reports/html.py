@@ -180,7 +180,7 @@ def group_table(groups: pd.DataFrame, run: Run, columns: list[str]) -> str:
         f"<th>{escape(column)}</th>" for column in [*columns, "example (and the command showing it)"]
     )
     lines = [f'<div class="wide"><table><tr>{head}</tr>']
-    for _, group in groups.iterrows():
+    for group in groups.to_dict("records"):
         cells = "".join(f"<td>{escape(str(group[column]))}</td>" for column in columns)
         where = f"{group['template']} {group['mode']} {group['chunking']}"
         lines.append(f"<tr>{cells}<td>{escape(where)}<br>{command(str(group['case_id']), run)}</td></tr>")
