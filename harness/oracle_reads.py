@@ -205,20 +205,22 @@ class OracleSession:
         if not ends:
             return {}
 
-        written = self.cached(("partials", text, list(ends)), lambda: self.streamed(text, ends))
-        reads = decoded_at(ends, written)
-        self.streams.append(Streamed(text, tuple(ends), written))
-        return reads
+        return decoded_at(ends, self.cached(("partials", text, list(ends)), lambda: self.streamed(text, ends)))
 
     def streamed(self, text: str, ends: Sequence[int]) -> list[Any]:
         """llama.cpp's partial reads at `ends` as `partial_reads` writes them, streamed on from an earlier stream
-        of the session where it read the same first cuts (`stream_resume`), else streamed whole."""
+        of the session where it read the same first cuts (`stream_resume`), else streamed whole; kept for the
+        streams after it (only those llama.cpp streamed: a warm sweep keeps none)."""
         resume = resume_point(self.streams, text, ends)
+        written = None
         if resume is not None:
             asked = self.reads.ask("stream", self.ensure_handle(), text, list(ends[resume.at:])).partials
             if same(asked[0], resume.last):
-                return [*resume.written, *encoded(asked[1:], before=asked[0])]
-        return encoded(self.reads.ask("stream", self.ensure_handle(), text, list(ends)).partials)
+                written = [*resume.written, *encoded(asked[1:], before=asked[0])]
+        if written is None:
+            written = encoded(self.reads.ask("stream", self.ensure_handle(), text, list(ends)).partials)
+        self.streams.append(Streamed(text, tuple(ends), written))
+        return written
 
     def prefix_reads(self, text: str) -> PrefixReads:
         """llama.cpp's partial reads of prefixes of `text`, each read on its own (`PrefixReads`)."""
