@@ -211,14 +211,18 @@ class OracleSession:
         """llama.cpp's partial reads at `ends` as `partial_reads` writes them, streamed on from an earlier stream
         of the session where it read the same first cuts (`stream_resume`), else streamed whole; kept for the
         streams after it (only those llama.cpp streamed: a warm sweep keeps none)."""
+
+        def stream(cuts: Sequence[int]) -> list[Reading]:
+            return self.reads.ask("stream", self.ensure_handle(), text, list(cuts)).partials
+
         resume = resume_point(self.streams, text, ends)
         written = None
         if resume is not None:
-            asked = self.reads.ask("stream", self.ensure_handle(), text, list(ends[resume.at:])).partials
+            asked = stream(ends[resume.at:])
             if same(asked[0], resume.last):
                 written = [*resume.written, *encoded(asked[1:], before=asked[0])]
         if written is None:
-            written = encoded(self.reads.ask("stream", self.ensure_handle(), text, list(ends)).partials)
+            written = encoded(stream(ends))
         self.streams.append(Streamed(text, tuple(ends), written))
         return written
 

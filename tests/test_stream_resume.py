@@ -65,19 +65,25 @@ def test_no_resume_without_a_message_kept_after_the_first_shared_cut(streams: li
 
 @pytest.fixture
 def reads() -> Iterator[OracleReads]:
-    """llama.cpp without a cache, each stream request's cut count noted in `stream_cuts`."""
+    """llama.cpp without a cache."""
     found = OracleReads(OracleIdentity.of(), None)
-    asked = found.ask
-    found.stream_cuts = []  # type: ignore[attr-defined]
+    yield found
+    found.close()
+
+
+@pytest.fixture
+def stream_cuts(reads: OracleReads, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The cut count of each stream request `reads` makes, in order."""
+    counts: list[int] = []
+    asked = reads.ask
 
     def ask(op: str, *args: Any, **kwargs: Any) -> Any:
         if op == "stream":
-            found.stream_cuts.append(len(args[2]))  # type: ignore[attr-defined]
+            counts.append(len(args[2]))
         return asked(op, *args, **kwargs)
 
-    found.ask = ask  # type: ignore[method-assign]
-    yield found
-    found.close()
+    monkeypatch.setattr(reads, "ask", ask)
+    return counts
 
 
 def whole_stream(session: OracleSession, text: str, ends: list[int]) -> list[Reading]:
@@ -96,7 +102,7 @@ def whole_stream(session: OracleSession, text: str, ends: list[int]) -> list[Rea
     ],
 )
 def test_a_sessions_streams_read_as_llama_cpp_streams_each_whole_asking_fewer_cuts(
-    reads: OracleReads, template: str, mode: str
+    reads: OracleReads, stream_cuts: list[int], template: str, mode: str
 ) -> None:
     planned = next(iter(catalog.plan("quick", templates=template, mode=mode)))
     session = reads.session(planned.session)
@@ -106,9 +112,9 @@ def test_a_sessions_streams_read_as_llama_cpp_streams_each_whole_asking_fewer_cu
         ends = list(range(1, size + 1)) if number % 2 else sorted({*range(2, size + 1, 2), *range(3, size + 1, 3)})
         if not ends:
             continue
-        before = len(reads.stream_cuts)  # type: ignore[attr-defined]
+        before = len(stream_cuts)
         found = session.partials(reply.text, ends)
-        asked += sum(reads.stream_cuts[before:])  # type: ignore[attr-defined]
+        asked += sum(stream_cuts[before:])
         streamed += len(ends)
         whole = whole_stream(session, reply.text, ends)
         assert all(same(found[end], read) for end, read in zip(ends, whole)), reply.text
@@ -116,7 +122,7 @@ def test_a_sessions_streams_read_as_llama_cpp_streams_each_whole_asking_fewer_cu
 
 
 def test_an_earlier_stream_llama_cpp_does_not_confirm_costs_a_whole_stream(
-    reads: OracleReads, monkeypatch: pytest.MonkeyPatch
+    reads: OracleReads, stream_cuts: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     planned = next(iter(catalog.plan("quick", templates="Qwen-Qwen3-0.6B.jinja", mode="think/auto")))
     text = max(catalog.replies(planned, "quick"), key=lambda found: len(found.text)).text
@@ -127,7 +133,7 @@ def test_an_earlier_stream_llama_cpp_does_not_confirm_costs_a_whole_stream(
     whole = whole_stream(session, text, ends)
     found = session.partials(text, ends)
     assert all(same(found[end], read) for end, read in zip(ends, whole))
-    assert reads.stream_cuts == [1, len(ends)]  # type: ignore[attr-defined]
+    assert stream_cuts == [1, len(ends)]
     unchecked = reads.session(planned.session)
     unchecked.streams.append(Streamed(text, tuple(ends), encoded(wrong)))
     monkeypatch.setattr(oracle_reads, "same", lambda first, second: True)
