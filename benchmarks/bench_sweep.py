@@ -15,6 +15,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -129,10 +130,11 @@ def main(argv: list[str]) -> int:
     before_reports: list[float] = []
     publish = sweep_timers.timed("reports: publish", sweep_command.publish)
 
-    def measured_publish(run: Path) -> object:
-        """Publish, noting the controller's peak memory before the reports load the store."""
+    def measured_publish(run: Path, beside: Callable[..., object] | None = None) -> object:
+        """Publish (and judge the run beside the writing), noting the controller's peak memory before the reports
+        load the store."""
         before_reports.append(peak_mib(resource.RUSAGE_SELF))
-        return publish(run)
+        return publish(run, beside=beside)
 
     sweep_command.publish = measured_publish
     options = arguments("bench_sweep").parse_args(argv)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from chatparity.model import Row, columns
 from reports.coverage import Coverage, coverage, coverage_markdown
 from reports.divergences import Verdict, classify_run
 from reports.failures import write_failures
+from reports.forked import both
 from reports.groups import failure_groups
 from reports.html import page
 from reports.multiturn import multiturn_section
@@ -138,40 +139,76 @@ def write_lines(path: Path, lines: Iterable[str]) -> Path:
 
 @dataclass(frozen=True)
 class Published:
-    """The report files written for a run, and its one-screen terminal summary."""
+    """The report files written for a run, its one-screen terminal summary, and what the job run beside the
+    writing returned (`publish`'s `beside`)."""
 
     files: list[Path]
     summary: str
     run: Run
     verdict: Verdict
+    beside: Any = None
 
 
-def publish(run_dir: Path, out: Path | None = None, divergences: Path | None = None) -> Published:
+def publish(run_dir: Path, out: Path | None = None, divergences: Path | None = None,
+            beside: Callable[[Run, Verdict], Any] | None = None) -> Published:
     """Load and classify the run in `run_dir` once; write its report files into `out` (default: the run
-    directory) and return them with the terminal summary."""
+    directory) and return them with the terminal summary and what `beside(run, verdict)`, run while the files
+    are written, returned."""
     run = load_run(Path(run_dir), REPORT_COLUMNS)
     verdict = classify_run(run, divergences)
     target = Path(out) if out is not None else run.directory
-    files = write_files(run, verdict, target)
-    return Published(files, summary_text(run, verdict, target / "report.md"), run, verdict)
+    files, besides = write_files(run, verdict, target, beside)
+    return Published(files, summary_text(run, verdict, target / "report.md"), run, verdict, besides)
 
 
-def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
-    """Write all report files of a classified run into `target`; return them."""
+def write_files(run: Run, verdict: Verdict, target: Path,
+                beside: Callable[[Run, Verdict], Any] | None = None) -> tuple[list[Path], Any]:
+    """Write all report files of a classified run into `target`; return them and what `beside(run, verdict)`
+    returned. A forked child writes the HTML page, the JSON tables, failures.csv and the coverage files while
+    this process writes the markdown and the other CSV tables, then runs `beside`, whose error is raised once
+    every file is written."""
     target.mkdir(parents=True, exist_ok=True)
     tables = build_tables(verdict.rows)
     groups = failure_groups(verdict.rows)
-    defects = oracle_defects(run)
-    written = [target / "report.md", target / "report.html", target / "summary.md"]
+
+    def here() -> tuple[list[Path], Any, Exception | None]:
+        """This process's share: the markdown and CSV tables, then `beside` (its result or its error)."""
+        written = write_text_files(run, verdict, tables, groups, target)
+        try:
+            return written, beside(run, verdict) if beside is not None else None, None
+        except Exception as error:  # noqa: BLE001 - raised once the child's files are written too
+            return written, None, error
+
+    (text_files, besides, error), page_files = both(
+        here, lambda: write_page_files(run, verdict, tables, groups, target)
+    )
+    if error is not None:
+        raise error
+    return text_files + page_files, besides
+
+
+def write_text_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame,
+                     target: Path) -> list[Path]:
+    """Write report.md, summary.md and the count, group, stream and structure CSV tables; return them."""
+    written = [target / "report.md", target / "summary.md"]
     write_lines(written[0], report_parts(run, verdict, tables, groups))
-    written[1].write_text(page(run, verdict, tables, defects), encoding="utf-8")
-    written[2].write_text(summary_markdown(run, verdict, "report.html"), encoding="utf-8")
+    written[1].write_text(summary_markdown(run, verdict, "report.html"), encoding="utf-8")
     for by, counts in tables.counts.items():
         written.append(write_csv(target / f"counts_by_{by}.csv", counts))
-    written.append(write_failures(target / "failures.csv", verdict.rows, run.directory))
     written.append(write_csv(target / "failure_groups.csv", groups))
     written.append(write_csv(target / "stream_failures.csv", verdict.stream_failures))
     written.append(write_csv(target / "structure_failures.csv", verdict.structure_failures))
+    return written
+
+
+def write_page_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame,
+                     target: Path) -> list[Path]:
+    """Write report.html, tables.json, the oracle defect files, failures.csv and the coverage files; return
+    them."""
+    defects = oracle_defects(run)
+    html = target / "report.html"
+    html.write_text(page(run, verdict, tables, defects), encoding="utf-8")
+    written = [html]
     written.append(
         write_json(
             target / "tables.json",
@@ -202,6 +239,7 @@ def write_files(run: Run, verdict: Verdict, target: Path) -> list[Path]:
             {"counts": records(defects.counts), "clusters": records(defects.clusters)},
         )
     )
+    written.append(write_failures(target / "failures.csv", verdict.rows, run.directory))
     return written + write_coverage(coverage(run, verdict.rows), target)
 
 

@@ -30,8 +30,8 @@ def main(argv: list[str], prog: str = "chatparity sweep") -> int:
     def summary_of(run: Path) -> str:
         """Write the run's report files, JUnit XML and step summary; return the summary with the verdict."""
         try:
-            published = publish(run)
-            beyond = rows_beyond(published.run, published.verdict)
+            published = publish(run, beside=rows_beyond)
+            beyond = published.beside
         except (BaselineError, DivergenceFileError) as error:
             statuses.append(2)
             return f"{prog}: the run is stored, but its expectations cannot be read: {error}"

@@ -1,0 +1,63 @@
+"""Two jobs at once: one in a forked child process, one in this one (report files written on both cores)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import TypeVar
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+class ForkedJobError(RuntimeError):
+    """The job run in the forked child failed or the child died; the message holds its traceback."""
+
+
+def fork_is_safe() -> bool:
+    """Whether this process can fork a child that runs Python: fork exists and no other thread runs (a lock
+    another thread holds would stay held in the child)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def _run_child(job: Callable[[], U], sender: Connection) -> None:
+    """The child's side: send the job's result, or the traceback of its failure."""
+    try:
+        outcome = ("done", job())
+    except BaseException:  # noqa: BLE001 - whatever ends the job is sent to the parent, which raises it
+        outcome = ("failed", traceback.format_exc())
+    sender.send(outcome)
+    sender.close()
+
+
+def both(here: Callable[[], T], there: Callable[[], U]) -> tuple[T, U]:
+    """`here()` in this process while `there()` runs in a forked child; their results. Where forking is not
+    safe (`fork_is_safe`) the two run one after the other here. ForkedJobError when the child's job fails or
+    the child dies."""
+    if not fork_is_safe():
+        return here(), there()
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_run_child, args=(there, sender), name="chatparity-forked-job")
+    child.start()
+    sender.close()
+    try:
+        mine = here()
+        try:
+            kind, value = receiver.recv()
+        except EOFError:
+            kind, value = "died", None
+    except BaseException:
+        child.kill()
+        raise
+    finally:
+        receiver.close()
+        child.join()
+    if kind == "died":
+        raise ForkedJobError(f"the forked child ended (exit code {child.exitcode}) before its job did")
+    if kind == "failed":
+        raise ForkedJobError(f"the forked child's job failed:\n{value}")
+    return mine, value
