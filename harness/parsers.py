@@ -197,12 +197,15 @@ def guarded(call: Callable[[], T], timeout: float) -> T:
 
 def read_of(call: Callable[..., Any], *args: Any, problems: bool) -> Reading:
     """The message a parser call `call(*args)` returns, or the Rejection it raised, with their problems unless
-    `problems` is false."""
+    `problems` is false. The rejection's traceback is dropped: a parser that keeps the exception it raised would
+    otherwise hold its own frames, and every object they reach, in a cycle only the garbage collector frees."""
     try:
         return Message.of(call(*args), problems)
     except Exception as error:
         if named(error, "Rejected"):
-            return Rejection(str(error), problems_of(error) if problems else None)
+            rejection = Rejection(str(error), problems_of(error) if problems else None)
+            error.__traceback__ = None
+            return rejection
         raise
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
 from harness import store
+from harness.collector import ReadingCollector
 from harness.oracle_cache import OracleCache
 from harness.oracle_reads import OracleIdentity, OracleReads
 from harness.parser_specs import load_parser, parser_spec
@@ -44,6 +45,7 @@ class SweepState:
         self.lost: dict[str, str] = {}
         self.collected: set[str] = set()
         self.unplanned = ""
+        self.collector = ReadingCollector()
 
     @property
     def parser(self) -> ParserUnderTest:
@@ -87,7 +89,9 @@ class SweepState:
             self.revisions = {nodeid: payload["parser_revision"]}
 
     def close(self) -> None:
-        """Stop the parser and the oracle this process started, and drop the spool."""
+        """Stop the parser and the oracle this process started, drop the spool, and put the garbage collector
+        back as it was."""
+        self.collector.stop()
         if self.spool is not None:
             self.spool.close()
             self.spool = None
@@ -120,6 +124,14 @@ def pytest_configure(config: pytest.Config) -> None:
                 WATCHDOG.enabled = True
             else:
                 config.pluginmanager.register(Controller(state), "chatparity-controller")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A process about to read sessions (a worker, or the controller without workers) tunes the garbage
+    collector for it (`ReadingCollector`)."""
+    state = state_of(session.config)
+    if state is not None and session.items:
+        state.collector.start()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -175,7 +175,7 @@ class Reader:
             try:
                 found = self.parsed(text, partial)
             except Rejected as refusal:
-                found = refusal
+                found = refusal.with_traceback(None)
             if len(self.finished_reads) >= FINISHED_KEPT:
                 del self.finished_reads[next(iter(self.finished_reads))]
             self.finished_reads[text] = found
@@ -488,6 +488,7 @@ class Reading:
         try:
             fresh, mapped = reader.mapped_read(ctx, result, partial=True, diagnose=False)
         except Rejected as refusal:
+            refusal = refusal.with_traceback(None)
             if stays:
                 self.settled = refusal
             return refusal
@@ -600,7 +601,7 @@ class Record:
                     self.step(char)
                     done += 1
         except Rejected as refusal:
-            self.refused(refusal)
+            self.refused(refusal.with_traceback(None))
             done += 1
         except BaseException:
             self.restart()
@@ -779,7 +780,7 @@ class Stream:
                 raise held if held.reason == TOO_DEEP else self.reader.refusal(self.reader.prefix + self.text())
         except Rejected as refusal:
             if refusal.reason == TOO_DEEP:
-                self.refusal = refusal
+                self.refusal = refusal.with_traceback(None)
             raise
         snapshot = self.snapshot
         adds = not held.empty and ((grew and len(chunk) == 1 and self.shown_at == start) or extends(snapshot, held))
