@@ -360,12 +360,6 @@ class Arena:
     def __init__(self, root: Parser) -> None:
         self.root = root
         self.compiled: dict[bool, dict[Parser, Run]] = {False: {}, True: {}}
-        self.makers: dict[type, Callable[..., Run]] = {
-            Eps: self._eps, End: self._end, Literal: self._literal, Sequence: self._sequence,
-            Choice: self._choice, Repeat: self._repeat, Peek: self._peek, Negate: self._negate,
-            Space: self._space, Chars: self._chars, StringContent: self._string,
-            Until: self._until, Rule: self._rule, Tag: self._tag, Atomic: self._atomic, Json: self._json,
-        }
 
     def parse(self, ctx: Context) -> Result:
         """Parse the whole context from its start."""
@@ -383,7 +377,7 @@ class Arena:
             return found
         made: list[Run] = []
         table[p] = _nested(made)
-        run = self.makers[p.__class__](p, resumable)
+        run = getattr(self, MAKERS[p.__class__])(p, resumable)
         if resumable:
             run = _memoized(p.id, run)
         made.append(run)
@@ -728,6 +722,13 @@ class Arena:
             return r
         return atomic_tag
 
+
+MAKERS: dict[type, str] = {
+    Eps: "_eps", End: "_end", Literal: "_literal", Sequence: "_sequence", Choice: "_choice", Repeat: "_repeat",
+    Peek: "_peek", Negate: "_negate", Space: "_space", Chars: "_chars", StringContent: "_string",
+    Until: "_until", Rule: "_rule", Tag: "_tag", Atomic: "_atomic", Json: "_json",
+}
+"""The Arena method compiling each kind of parser (named, so an arena holds no bound method of itself)."""
 
 MAX_NESTING = 800
 

@@ -39,7 +39,7 @@ def test_the_replies_here_are_refused_whole_and_streamed() -> None:
     assert isinstance(stream.final, Rejection)
 
 
-def test_a_reader_the_parser_stops_keeping_is_freed_without_the_collector(
+def test_a_reader_the_parser_stops_keeping_and_its_grammar_are_freed_without_the_collector(
     monkeypatch: pytest.MonkeyPatch, no_collector: None
 ) -> None:
     monkeypatch.setattr(reply.harness, "READERS_KEPT", 1)
@@ -49,10 +49,11 @@ def test_a_reader_the_parser_stops_keeping_is_freed_without_the_collector(
     PythonReader(first, 30).stream(list(REFUSED), finish=True)
     PythonReader(first, 30).stream(list(REFUSED[:40]), finish=False)
     assert first.records and first.finished_reads
-    gone = weakref.ref(first)
+    gone, grammar_gone = weakref.ref(first), weakref.ref(first.arena)
     del first
     parser.open(session("deepseek-ai-DeepSeek-V4.jinja", "think/auto"))
     assert gone() is None
+    assert grammar_gone() is None
 
 
 def kept_refusals(reader: reply.Reader) -> list[reply.Rejected]:
