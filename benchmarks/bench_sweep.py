@@ -128,15 +128,24 @@ def main(argv: list[str]) -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])
     argv = [*argv, "--pytest-args", "-p sweep_timers -q"] if "--pytest-args" not in argv else argv
     before_reports: list[float] = []
-    publish = sweep_timers.timed("reports: publish", sweep_command.publish)
+    load_reports = sweep_command.load_reports
 
-    def measured_publish(run: Path, beside: Callable[..., object] | None = None) -> object:
-        """Publish (and judge the run beside the writing), noting the controller's peak memory before the reports
-        load the store."""
-        before_reports.append(peak_mib(resource.RUSAGE_SELF))
-        return publish(run, beside=beside)
+    def load_measured_reports() -> None:
+        """Load the report modules as the sweep command does, its publishing timed and noting the controller's
+        peak memory before the reports load the store."""
+        load_reports()
+        from reports import publish as reports_publish
 
-    sweep_command.publish = measured_publish
+        publish = sweep_timers.timed("reports: publish", reports_publish.publish)
+
+        def measured_publish(run: Path, beside: Callable[..., object] | None = None) -> object:
+            """Publish (and judge the run beside the writing) after noting the peak memory."""
+            before_reports.append(peak_mib(resource.RUSAGE_SELF))
+            return publish(run, beside=beside)
+
+        reports_publish.publish = measured_publish
+
+    sweep_command.load_reports = load_measured_reports
     options = arguments("bench_sweep").parse_args(argv)
     empty = cache_was_empty(options)
     started = time.perf_counter()

@@ -26,6 +26,7 @@ from chatparity.model import (
     ToolMode,
     canonical_json,
     reading_json,
+    record_from,
 )
 from corpora.parity import prompt_parity
 from harness import chunkings
@@ -242,7 +243,7 @@ class SessionRunner:
     @staticmethod
     def row(base: dict[str, Any], chunking: str, outcome: Outcome, **columns: Any) -> Row:
         """A full row: the case's columns, the chunking, the outcome and the rest (defaults empty)."""
-        return Row(**base, chunking=chunking, outcome=outcome.value, **columns)
+        return record_from(Row, {**base, "chunking": chunking, "outcome": outcome.value, **columns})
 
     def unsupported_rows(
         self, oracle: OracleSession, case: Case, names: tuple[str, ...], reason: str, leaks: tuple[str, ...]

@@ -8,7 +8,7 @@ import shutil
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import pytest
@@ -193,19 +193,37 @@ def pytest_arguments(config_file: Path, options: argparse.Namespace) -> list[str
     return args + options.pytest_args.split()
 
 
-def sweep(config: SweepConfig, options: argparse.Namespace) -> int:
-    """Run the pytest session of a sweep from a scratch directory (nothing enters --out before the store)."""
+class BeforeTheLoop:
+    """A pytest plugin running `job` once the session has started (xdist's workers are then starting up),
+    before the run loop: this process's work that can wait until the workers are under way."""
+
+    def __init__(self, job: Callable[[], object]) -> None:
+        self.job = job
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Run the job, then the loop."""
+        self.job()
+        return (yield)
+
+
+def sweep(config: SweepConfig, options: argparse.Namespace, prepare: Callable[[], object] | None = None) -> int:
+    """Run the pytest session of a sweep from a scratch directory (nothing enters --out before the store);
+    `prepare` runs in this process once the workers are starting."""
     scratch = Path(tempfile.mkdtemp(prefix="chatparity-sweep-"))
     try:
         config_file = scratch / CONFIG_FILE
         config.write(config_file)
-        return int(pytest.main(pytest_arguments(config_file, options)))
+        plugins = [BeforeTheLoop(prepare)] if prepare is not None else []
+        return int(pytest.main(pytest_arguments(config_file, options), plugins=plugins))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Path], str] | None = None) -> int:
-    """Parse the flags and run the sweep; `publish` writes the run's reports and returns its summary."""
+def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Path], str] | None = None,
+         prepare: Callable[[], object] | None = None) -> int:
+    """Parse the flags and run the sweep; `publish` writes the run's reports and returns its summary;
+    `prepare` (getting ready to publish) runs while the workers start."""
     options = arguments(prog).parse_args(argv)
     try:
         config = make_config(options)
@@ -213,7 +231,7 @@ def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Pat
         for line in str(error).splitlines():
             print(f"{prog}: {line}", file=sys.stderr)
         return 2
-    status = sweep(config, options)
+    status = sweep(config, options, prepare)
     out = Path(config.out)
     if status == NOTHING_STORED:
         return 2

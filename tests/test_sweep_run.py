@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -308,3 +310,34 @@ def test_a_crashed_worker_costs_its_item_not_the_run(sweep: Sweep) -> None:
     rows = table(out, "rows")
     assert rows and {row["template"] for row in rows} == {QWEN3}
     assert [item.split("::")[1].split("[")[0] for item in stamp(out)["lost_items"]] == [LLAMA31]
+
+
+def test_the_preparation_runs_once_before_any_session(
+    tmp_path: Path, shared_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    real = sweep_plugin.SweepItem.runtest
+    monkeypatch.setattr(sweep_plugin.SweepItem, "runtest", lambda item: events.append("session") or real(item))
+    argv = ["--source", f"{TESTS / 'sweep_corpus.py'}", "--out", str(tmp_path / "run"), "--oracle-cache",
+            str(shared_cache), "--chunking", "whole", "--parser", PARSERS + "Echo", "-n", "0"]
+    status = sweep_command.main(argv, prog="chatparity sweep", prepare=lambda: events.append("prepare"))
+    assert status == 0
+    assert events[0] == "prepare" and events.count("prepare") == 1 and events.count("session") > 1
+
+
+def test_with_workers_the_preparation_runs_once_in_the_controller(tmp_path: Path, shared_cache: Path) -> None:
+    prepared: list[int] = []
+    argv = ["--source", f"{TESTS / 'sweep_corpus.py'}", "--out", str(tmp_path / "run"), "--oracle-cache",
+            str(shared_cache), "--chunking", "whole", "--parser", PARSERS + "Echo", "-n", "1"]
+    status = sweep_command.main(argv, prog="chatparity sweep", prepare=lambda: prepared.append(os.getpid()))
+    assert status == 0
+    assert prepared == [os.getpid()]
+    assert table(tmp_path / "run", "rows")
+
+
+def test_the_sweep_command_imports_the_report_modules_only_to_prepare_publishing() -> None:
+    code = ("import sys, reports.commands.sweep as command; before = 'pandas' in sys.modules; "
+            "command.load_reports(); print(before, 'pandas' in sys.modules, 'reports.publish' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=TESTS.parent)
+    assert done.stdout.split() == ["False", "True", "True"]

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
 import pytest
 
 from harness import sweep_command
-from reports.ci import append_step_summary, exit_status, rows_beyond, verdict_lines, write_junit
-from reports.divergences import DivergenceFileError
-from reports.gate import BaselineError
-from reports.publish import publish
 
 JUNIT_IN_PYTEST_ARGS = re.compile(r"--junit-?xml[= ](\S+)")
 
@@ -22,6 +19,13 @@ def junit_target(junitxml: Path | None, pytest_args: str) -> Path | None:
     return junitxml or (Path(found.group(1)) if found else None)
 
 
+def load_reports() -> None:
+    """Import the report modules (pandas among them), which only publishing needs: the sweep does it while its
+    workers start, so they start without waiting for it and the publishing does not wait for it either."""
+    importlib.import_module("reports.ci")
+    importlib.import_module("reports.publish")
+
+
 def main(argv: list[str], prog: str = "chatparity sweep") -> int:
     """Run the sweep, write its reports, print the summary; exit 1 when a row fails beyond expectations."""
     options = sweep_command.arguments(prog).parse_args(argv)
@@ -29,6 +33,11 @@ def main(argv: list[str], prog: str = "chatparity sweep") -> int:
 
     def summary_of(run: Path) -> str:
         """Write the run's report files, JUnit XML and step summary; return the summary with the verdict."""
+        from reports.ci import append_step_summary, exit_status, rows_beyond, verdict_lines, write_junit
+        from reports.divergences import DivergenceFileError
+        from reports.gate import BaselineError
+        from reports.publish import publish
+
         try:
             published = publish(run, beside=rows_beyond)
             beyond = published.beside
@@ -44,7 +53,7 @@ def main(argv: list[str], prog: str = "chatparity sweep") -> int:
         statuses.append(exit_status(published.run, beyond))
         return "\n".join([published.summary, *verdict])
 
-    status = sweep_command.main(argv, prog, publish=summary_of)
+    status = sweep_command.main(argv, prog, publish=summary_of, prepare=load_reports)
     if statuses and status in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         return max(int(status), statuses[0])
     return status
