@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import operator
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -120,12 +121,19 @@ def column_names(record_type: type[Record]) -> tuple[str, ...]:
     return columns(record_type)
 
 
+@cache
+def column_reader(record_type: type[Record]) -> tuple[frozenset[str], Callable[[Mapping[str, Any]], Any]]:
+    """A record type's column names as a set, and what reads a mapping's values in column order."""
+    names = column_names(record_type)
+    return frozenset(names), operator.itemgetter(*names)
+
+
 def values_of(record_type: type[Record], data: Mapping[str, Any]) -> tuple[Any, ...]:
     """A record's values in column order from a mapping of its columns; a mapping that lacks some goes through
     the record type, which fills their defaults and refuses unknown ones."""
-    names = column_names(record_type)
-    if len(data) == len(names) and data.keys() == set(names):
-        return tuple(data[name] for name in names)
+    names, values = column_reader(record_type)
+    if data.keys() == names:
+        return tuple(values(data))
     return record_values(record_from(record_type, data))
 
 

@@ -132,6 +132,7 @@ class Scopes:
     def __init__(self, frame: pd.DataFrame) -> None:
         self.frame = frame
         self.factorized: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.matched: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
 
     def column(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """A column's codes and distinct values (a missing value is one of them)."""
@@ -140,17 +141,23 @@ class Scopes:
             self.factorized[name] = (codes.astype(np.min_scalar_type(len(values))), values)
         return self.factorized[name]
 
+    def matching(self, name: str, patterns: tuple[str, ...]) -> np.ndarray:
+        """Which rows have a value of the column that one of the globs matches (the globs tried on each distinct
+        value once per column and globs: entries share them)."""
+        codes, values = self.column(name)
+        key = (name, patterns)
+        if key not in self.matched:
+            self.matched[key] = np.array([any(fnmatch.fnmatchcase(str(value), pattern) for pattern in patterns)
+                                          for value in values], dtype=bool)
+        return self.matched[key][codes]
+
     def mask(self, entry: Divergence, fields: tuple[str, ...] = GLOB_FIELDS) -> np.ndarray:
         """Which rows the entry's globs select on the given fields."""
         mask = np.ones(len(self.frame), dtype=bool)
         for name in fields:
             patterns = getattr(entry, name)
-            if "*" in patterns:
-                continue
-            codes, values = self.column(name)
-            hits = np.array([any(fnmatch.fnmatchcase(str(value), pattern) for pattern in patterns)
-                             for value in values], dtype=bool)
-            mask &= hits[codes]
+            if "*" not in patterns:
+                mask &= self.matching(name, patterns)
         return mask
 
 
