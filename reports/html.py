@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from html import escape
+from typing import Any
 
 import pandas as pd
 
@@ -130,7 +132,7 @@ def command(case_id: str, run: Run) -> str:
     return f'<code class="cmd">{escape(show_command(case_id, run.directory))}</code>'
 
 
-def example(group: pd.Series, run: Run) -> str:
+def example(group: Mapping[str, Any], run: Run) -> str:
     """One failure group's representative row: where, how many, the reply and both readings."""
     oracle, parser = pretty_reading(group["oracle_reading"]), pretty_reading(group["parser_reading"])
     offset = first_difference(oracle, parser)
@@ -174,13 +176,18 @@ def examples(rows: pd.DataFrame, run: Run, statuses: tuple[Status, ...] = NEW_ST
 
 def group_table(groups: pd.DataFrame, run: Run, columns: list[str]) -> str:
     """Failure groups as a table: their columns, an example row and the command that shows it."""
-    if groups.empty:
+    return group_rows(groups.to_dict("records"), run, columns)
+
+
+def group_rows(groups: list[dict[str, Any]], run: Run, columns: list[str]) -> str:
+    """`group_table` of failure groups given as records."""
+    if not groups:
         return "<p>none</p>"
     head = "".join(
         f"<th>{escape(column)}</th>" for column in [*columns, "example (and the command showing it)"]
     )
     lines = [f'<div class="wide"><table><tr>{head}</tr>']
-    for group in groups.to_dict("records"):
+    for group in groups:
         cells = "".join(f"<td>{escape(str(group[column]))}</td>" for column in columns)
         where = f"{group['template']} {group['mode']} {group['chunking']}"
         lines.append(f"<tr>{cells}<td>{escape(where)}<br>{command(str(group['case_id']), run)}</td></tr>")
@@ -194,13 +201,15 @@ def cell_sections(rows: pd.DataFrame, run: Run) -> str:
     failing = rows[~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])]
     cell = ["template", "chunking"]
     folded = failure_groups(failing, (*NEW_STATUSES, Status.KNOWN, Status.UNEXPECTED_MATCH), tuple(cell))
-    by_cell = {key: part.reset_index(drop=True) for key, part in folded.groupby(cell, sort=False)}
+    by_cell: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for group in folded.to_dict("records"):
+        by_cell.setdefault((group["template"], group["chunking"]), []).append(group)
     for (template, chunking), size in failing.groupby(cell, sort=True).size().items():
-        groups = by_cell.get((template, chunking), folded.iloc[:0])
+        groups = by_cell.get((template, chunking), [])
         summary = f"{template} · {chunking}: {size} rows fail ({len(groups)} ways)"
-        body = group_table(groups.head(GROUPS_PER_CELL), run, ["rows", "status", "shapes", "kind", "what"])
-        if not groups.empty:
-            body += example(groups.iloc[0], run)
+        body = group_rows(groups[:GROUPS_PER_CELL], run, ["rows", "status", "shapes", "kind", "what"])
+        if groups:
+            body += example(groups[0], run)
         parts.append(
             f"<details><summary>{escape(summary)}</summary>"
             f'<div id="{anchor("cell", template, chunking)}">{body}</div></details>'
