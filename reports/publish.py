@@ -164,15 +164,15 @@ def publish(run_dir: Path, out: Path | None = None, divergences: Path | None = N
 def write_files(run: Run, verdict: Verdict, target: Path,
                 beside: Callable[[Run, Verdict], Any] | None = None) -> tuple[list[Path], Any]:
     """Write all report files of a classified run into `target`; return them and what `beside(run, verdict)`
-    returned. A forked child writes the HTML page, the JSON tables, the oracle defect files and the coverage
-    files while this process writes the markdown and the CSV tables, then runs `beside`, whose error is raised
-    once every file is written."""
+    returned. A forked child writes the HTML page, the JSON tables, failures.csv and the coverage files while
+    this process writes the markdown and the other CSV tables, then runs `beside`, whose error is raised once
+    every file is written."""
     target.mkdir(parents=True, exist_ok=True)
     tables = build_tables(verdict.rows)
     groups = failure_groups(verdict.rows)
 
     def here() -> tuple[list[Path], Any, Exception | None]:
-        """This process's share: the markdown and CSV files, then `beside` (its result or its error)."""
+        """This process's share: the markdown and CSV tables, then `beside` (its result or its error)."""
         written = write_text_files(run, verdict, tables, groups, target)
         try:
             return written, beside(run, verdict) if beside is not None else None, None
@@ -189,8 +189,7 @@ def write_files(run: Run, verdict: Verdict, target: Path,
 
 def write_text_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame,
                      target: Path) -> list[Path]:
-    """Write report.md, summary.md, the count, group, stream and structure CSV tables and failures.csv; return
-    them."""
+    """Write report.md, summary.md and the count, group, stream and structure CSV tables; return them."""
     written = [target / "report.md", target / "summary.md"]
     write_lines(written[0], report_parts(run, verdict, tables, groups))
     written[1].write_text(summary_markdown(run, verdict, "report.html"), encoding="utf-8")
@@ -199,13 +198,13 @@ def write_text_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.Data
     written.append(write_csv(target / "failure_groups.csv", groups))
     written.append(write_csv(target / "stream_failures.csv", verdict.stream_failures))
     written.append(write_csv(target / "structure_failures.csv", verdict.structure_failures))
-    written.append(write_failures(target / "failures.csv", verdict.rows, run.directory))
     return written
 
 
 def write_page_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame,
                      target: Path) -> list[Path]:
-    """Write report.html, tables.json, the oracle defect files and the coverage files; return them."""
+    """Write report.html, tables.json, the oracle defect files, failures.csv and the coverage files; return
+    them."""
     defects = oracle_defects(run)
     html = target / "report.html"
     html.write_text(page(run, verdict, tables, defects), encoding="utf-8")
@@ -240,6 +239,7 @@ def write_page_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.Data
             {"counts": records(defects.counts), "clusters": records(defects.clusters)},
         )
     )
+    written.append(write_failures(target / "failures.csv", verdict.rows, run.directory))
     return written + write_coverage(coverage(run, verdict.rows), target)
 
 
