@@ -1,7 +1,5 @@
 """`python -m chatparity` runs the chatparity command."""
 
-import sys
+from chatparity.cli import entry
 
-from chatparity.cli import main
-
-sys.exit(main())
+entry()

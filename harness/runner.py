@@ -300,21 +300,24 @@ class SessionRunner:
             run.states = states_before(union, run.oracle_partials)
         except OracleFailed as error:
             run.oracle_partials = error
-        if isinstance(reader, Exception):
-            run.parser_whole = reader
-        else:
-            try:
-                run.parser_whole = reader.parse(reply.text, reply.partial)
-            except (ParserCrashed, ParserTimeout) as error:
-                run.parser_whole = error
-        rows = []
-        for name in names:
-            if name == "whole":
-                rows.append(self.whole_row(run))
-            else:
-                rows.append(self.streamed_row(run, prefixes, reader, name, markers))
+        streamed_rows = {name: self.streamed_row(run, prefixes, reader, name, markers)
+                         for name in names if name != "whole"}
+        rows = [self.whole_row(run, reader) if name == "whole" else streamed_rows[name] for name in names]
         prefixes.save()
         return rows
+
+    def whole_read(self, run: CaseRun, reader: SessionReader | Exception) -> Reading | Exception:
+        """The parser's whole read of the case's reply, read once, when a row first needs it (after the
+        streams of the first chunking: a parser may find there what it read of them)."""
+        if run.parser_whole is None:
+            if isinstance(reader, Exception):
+                run.parser_whole = reader
+            else:
+                try:
+                    run.parser_whole = reader.parse(run.case.reply.text, run.case.reply.partial)
+                except (ParserCrashed, ParserTimeout) as error:
+                    run.parser_whole = error
+        return run.parser_whole
 
     def truth_columns(
         self, run: CaseRun, oracle_final: Reading, parser_final: Reading | None
@@ -361,24 +364,23 @@ class SessionRunner:
         }
         return self.row(run.base, chunking, outcome, **columns)
 
-    def whole_row(self, run: CaseRun) -> Row:
+    def whole_row(self, run: CaseRun, reader: SessionReader | Exception) -> Row:
         """The `whole` row: the parser's whole read against the oracle's."""
+        parsed = self.whole_read(run, reader)
         if isinstance(run.oracle_final, OracleFailed):
             return self.row(run.base, "whole", run.oracle_final.outcome, error=str(run.oracle_final))
         assert run.oracle_final is not None
-        if isinstance(run.parser_whole, Exception):
+        if isinstance(parsed, Exception):
             return self.row(
                 run.base,
                 "whole",
-                failure_outcome(run.parser_whole),
-                error=str(run.parser_whole),
+                failure_outcome(parsed),
+                error=str(parsed),
                 oracle_reading=run.reading_json(run.oracle_final),
                 **self.truth_columns(run, run.oracle_final, None),
                 **self.case_structure(run, run.oracle_final).columns("oracle_"),
             )
-        assert run.parser_whole is not None
-        return self.judged(run, "whole", run.oracle_final, run.parser_whole,
-                           compare(run.oracle_final, run.parser_whole))
+        return self.judged(run, "whole", run.oracle_final, parsed, compare(run.oracle_final, parsed))
 
     def streamed_row(
         self,
@@ -406,7 +408,6 @@ class SessionRunner:
                 oracle_reading=run.reading_json(final),
             )
         reply = run.case.reply
-        whole = None if isinstance(run.parser_whole, Exception) else run.parser_whole
         first: tuple[Reading, Reading, Difference | None, str] | None = None
         verdicts: list[StreamVerdict] = []
         structures: list[Structure] = []
@@ -426,6 +427,8 @@ class SessionRunner:
                     error=f"{error} ({label})" if label else str(error),
                     oracle_reading=run.reading_json(final),
                 )
+            parsed = self.whole_read(run, reader)
+            whole = None if isinstance(parsed, Exception) else parsed
             found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
             verdicts.append(found.labelled(label) if label else found)
             reference = server_final(expected, final, reply.partial)

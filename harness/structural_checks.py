@@ -53,14 +53,40 @@ DRAFTS = (jsonschema.Draft202012Validator, jsonschema.Draft7Validator)
 schemas, as Pydantic v1 writes a tuple)."""
 
 
-def tool_schemas(session: Session) -> dict[str, dict[str, Any] | None]:
-    """The offered tools by name, each with its parameters' JSON schema (None when that is no valid schema in
-    any of DRAFTS, so only the tool's name is checked)."""
-    schemas: dict[str, dict[str, Any] | None] = {}
+class SchemaCheck:
+    """One offered tool's parameters schema, valid in `draft`, as a check of call arguments: each distinct
+    arguments text is checked once."""
+
+    def __init__(self, schema: dict[str, Any], draft: type[Any]) -> None:
+        self.schema = schema
+        self.draft = draft
+        self.validator = draft(schema)
+        self.found: dict[str, str | None] = {}
+
+    def error(self, arguments: str) -> str | None:
+        """Where and how arguments that parse as a JSON object break the schema, e.g. "['city']: 1 is not of
+        type 'string'" (None when they fit it or do not parse)."""
+        if arguments in self.found:
+            return self.found[arguments]
+        parsed = parsed_object(arguments)
+        error = None if isinstance(parsed, str) else jsonschema.exceptions.best_match(
+            self.validator.iter_errors(parsed))
+        found = None
+        if error is not None:
+            found = "".join(f"[{part!r}]" for part in error.absolute_path) + f": {error.message[:120]}"
+        self.found[arguments] = found
+        return found
+
+
+def tool_schemas(session: Session) -> dict[str, SchemaCheck | None]:
+    """The offered tools by name, each with the check of its parameters' JSON schema (None when that is no
+    valid schema in any of DRAFTS, so only the tool's name is checked)."""
+    schemas: dict[str, SchemaCheck | None] = {}
     for tool in session.tools:
         function = tool.get("function", tool)
         schema = function.get("parameters") or {"type": "object"}
-        schemas[str(function.get("name", ""))] = schema if schema_draft(canonical_json(schema)) else None
+        draft = schema_draft(canonical_json(schema))
+        schemas[str(function.get("name", ""))] = None if draft is None else SchemaCheck(schema, draft)
     return schemas
 
 
@@ -85,9 +111,7 @@ def arguments_json_break(calls: Sequence[ToolCall]) -> str | None:
     return None
 
 
-def arguments_schema_break(
-    calls: Sequence[ToolCall], schemas: Mapping[str, dict[str, Any] | None]
-) -> str | None:
+def arguments_schema_break(calls: Sequence[ToolCall], schemas: Mapping[str, SchemaCheck | None]) -> str | None:
     """The first call naming a tool that was not offered or whose arguments (where they parse) break its
     schema."""
     for index, call in enumerate(calls):
@@ -96,15 +120,10 @@ def arguments_schema_break(
             return (
                 f"arguments_schema: tool_calls[{index}].name {call.name!r} is not an offered tool ({offered})"
             )
-        schema, arguments = schemas[call.name], parsed_object(call.arguments)
-        if schema is None or isinstance(arguments, str):
-            continue
-        draft = schema_draft(canonical_json(schema))
-        assert draft is not None
-        error = jsonschema.exceptions.best_match(draft(schema).iter_errors(arguments))
-        if error is not None:
-            where = "".join(f"[{part!r}]" for part in error.absolute_path)
-            return f"arguments_schema: tool_calls[{index}].arguments{where}: {error.message[:120]}"
+        check = schemas[call.name]
+        found = None if check is None else check.error(call.arguments)
+        if found is not None:
+            return f"arguments_schema: tool_calls[{index}].arguments{found}"
     return None
 
 
@@ -188,7 +207,7 @@ def reply_problems_break(reading: Reading, reply: Reply, asked: Asked) -> str | 
 def check_reading(
     reading: Reading,
     reply: Reply,
-    schemas: Mapping[str, dict[str, Any] | None],
+    schemas: Mapping[str, SchemaCheck | None],
     markers: Sequence[str],
     asked: Asked,
     reference: Reading | None = None,

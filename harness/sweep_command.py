@@ -171,21 +171,25 @@ def check_corpus(path: Path) -> None:
 
 
 def pytest_arguments(config_file: Path, options: argparse.Namespace) -> list[str]:
-    """The pytest command line of a sweep."""
+    """The pytest command line of a sweep: only the plugins a sweep needs (no installed plugin is loaded on its
+    own, and none collects garbage when the session ends)."""
     out = config_file.parent
     args = [
         str(config_file),
+        "--disable-plugin-autoload",
+        "-p",
+        "xdist.plugin",
         "-p",
         "harness.sweep_plugin",
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:unraisableexception",
         f"--rootdir={out}",
         f"--confcutdir={out}",
         "-o",
         "addopts=",
         "--assert=plain",
-        "-p",
-        "no:benchmark",
         "-n",
         options.numprocesses,
         f"--max-worker-restart={MAX_WORKER_RESTARTS}",

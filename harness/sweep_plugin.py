@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import re
@@ -315,6 +316,14 @@ class Controller:
         if report.failed:
             lines = report.longreprtext.strip().splitlines()
             self.state.unplanned = lines[-1] if lines else "collection failed"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A worker's process ends with its session: everything left is frozen, so the interpreter's last garbage
+    collection does not walk the readers and reads it kept (still freed as their references drop)."""
+    if state_of(config) is not None and hasattr(config, "workerinput"):
+        gc.freeze()
 
 
 @pytest.hookimpl(trylast=True)

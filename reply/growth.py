@@ -239,6 +239,12 @@ class Stall:
                  Result(found.status, found.start, size, moved(found.nodes, self.end, size, made, every)))
                 for pid, start, found in self.frontier]
 
+    @property
+    def scans(self) -> bool:
+        """Whether the run the input ends inside is a scan (not a literal or a run of characters, each of which
+        stays in the parse's frontier, unlike any a `growth` reads on through)."""
+        return self.literal is None and self.accepts is None
+
     def holds(self, text: str, chunk: str) -> bool:
         """Whether `text`, grown by `chunk`, still ends inside the run and each waiting scan still stops where
         it did."""

@@ -68,9 +68,12 @@ def find_problems(reader: Reader, ctx: Context, result: Result, mapped: Mapped |
     return tuple(p for p in PROBLEMS if p in found) if found else ()
 
 
-def refusal_problems(reader: Reader, reply: str) -> tuple[Problem, ...]:
-    """Problems of a reply whose parse failed, in a fixed order."""
-    found = {Problem.BAD_SYNTAX} | _diagnose(reader, reply, reader.call_starts)
+def refusal_problems(reader: Reader, reply: str, complete: int | None = None) -> tuple[Problem, ...]:
+    """Problems of a reply whose parse failed, in a fixed order; `complete` is the length of its longest
+    prefix that reads completely with a call closed (-1: none), worked out (`complete_prefix`) when not given."""
+    if complete is None:
+        complete = complete_prefix(reader, reply)
+    found = {Problem.BAD_SYNTAX} | _diagnose(reader, reply, complete)
     return tuple(p for p in PROBLEMS if p in found)
 
 
@@ -80,17 +83,27 @@ def _ends_with_a_start(reply: str, starts: tuple[str, ...]) -> bool:
     return any(tail.endswith(s[:k]) for s in starts for k in range(1, len(s) + 1))
 
 
-def _diagnose(reader: Reader, reply: str, starts: tuple[str, ...]) -> set[Problem]:
-    """Why a reply was refused: text after complete calls, a call of an unknown function, or bad arguments.
-    The reply is re-read one character at a time (resumably, so in linear work) to find the longest prefix
-    that reads completely with calls."""
+def closes_a_call(result: Result) -> bool:
+    """Whether a parse read its whole input with a call closed."""
+    return result.status is Status.SUCCESS and any(n.tag == TOOL_CLOSE for n in _walk(result.nodes))
+
+
+def complete_prefix(reader: Reader, reply: str) -> int:
+    """The length of the reply's longest prefix that reads completely with a call closed (-1: none): the reply
+    re-read one character at a time (resumably, so in linear work)."""
     ctx = Context(reader.prefix, resumable=True)
     complete = -1
     for position, char in enumerate(reply, start=1):
         ctx.text += char
-        result = reader.arena.parse(ctx)
-        if result.status is Status.SUCCESS and any(n.tag == TOOL_CLOSE for n in _walk(result.nodes)):
+        if closes_a_call(reader.arena.parse(ctx)):
             complete = position
+    return complete
+
+
+def _diagnose(reader: Reader, reply: str, complete: int) -> set[Problem]:
+    """Why a reply was refused: text after complete calls (past its longest prefix that reads completely with a
+    call closed, `complete` long), a call of an unknown function, or bad arguments."""
+    starts = reader.call_starts
     if complete > 0 and reply[complete:].strip():
         return {Problem.TEXT_AFTER_ACTION}
     hits = [(reply.find(s), s) for s in starts if s in reply]

@@ -24,7 +24,7 @@ from reply.growth import (
 )
 from reply.messages import Message, Problem, Rejected, RenderFailed, ToolCall, Unsupported
 from reply.peg import Arena, Context, Node, Parser, Result, Status
-from reply.problems import find_problems, refusal_problems
+from reply.problems import closes_a_call, find_problems, refusal_problems
 from reply.promises import ArgumentsScan, closed_arguments, is_object, shown_arguments
 from reply.rendering import generation_prompt
 from reply.request import Request
@@ -311,12 +311,16 @@ class Reader:
 
     def failure_problems(self, text: str) -> tuple[Problem, ...]:
         """The problems of the input `text` (generation prompt and reply), whose parse failed, worked out once
-        per text: diagnosing re-reads the reply, and a refused reply is refused again by every stream of it."""
+        per text: diagnosing re-reads the reply (unless a kept record read it: `Record.complete_prefix`), and a
+        refused reply is refused again by every stream of it."""
         found = self.diagnosed.get(text)
         if found is None:
             if len(self.diagnosed) >= DIAGNOSED_KEPT:
                 self.diagnosed.clear()
-            found = self.diagnosed[text] = refusal_problems(self, text[len(self.prefix):])
+            reply = text[len(self.prefix):]
+            record = self.recorded(reply) if self.fast else None
+            complete = record.complete_prefix(len(reply)) if record is not None else None
+            found = self.diagnosed[text] = refusal_problems(self, reply, complete)
         return found
 
     def read(self, ctx: Context, result: Result, partial: bool, diagnose: bool = True) -> Message:
@@ -462,7 +466,8 @@ class Reading:
     def stalled(self, stall: Stall) -> Message:
         """The read of the text grown where the last parse stalls (`growth.Stall`): that parse with its nodes
         ending at the new end, mapped again unless the mapper maps each node that moved alike
-        (`maps_alike_grown`), and lengthened from then on where it only grows."""
+        (`maps_alike_grown`), and lengthened from then on where it only grows (only a stall inside a scan can
+        end in a growth)."""
         ctx, reader = self.ctx, self.reader
         size = len(ctx.text)
         self.result, made = stall.moved(size)
@@ -472,7 +477,7 @@ class Reading:
                 and all(maps_alike_grown(node, stall.end, ctx.text) for node in made.values())):
             self.last, self.mapped = reader.mapped_read(ctx, self.result, partial=True, diagnose=False)
         mapped = self.mapped
-        if mapped is not None and mapped.tail is not None:
+        if mapped is not None and mapped.tail is not None and stall.scans:
             ctx.frontier = stall.moved_frontier(size, made)
             self.growth = growth(reader.parsers, ctx, self.result, mapped.tail)
         return self.last
@@ -522,7 +527,8 @@ class Record:
     its starts, the read held back (`hold_back`) or the refusal, and what a character-by-character stream
     shows (the held read where it adds to what was shown, else what was shown). A held read is kept as its
     mark in a read that extends it (`bases`), with whether it extends the one before by construction (the
-    parse proved only an open span grows, `growth.shown_grown`); what streams look up is kept (`view`)."""
+    parse proved only an open span grows, `growth.shown_grown`); what streams look up is kept (`view`), and
+    the runs of reply lengths whose parse read the whole input with a call closed (`closed`)."""
 
     def __init__(self, reader: Reader, start: str = "") -> None:
         """A record of a reply that starts with `start`, whose reads up to there a fork fills in (`forked`)."""
@@ -537,6 +543,7 @@ class Record:
         self.last: Message | None = None
         self.refusal: Rejected | None = None
         self.refused_at = 0
+        self.closed: list[list[int]] = []
 
     @property
     def size(self) -> int:
@@ -580,6 +587,7 @@ class Record:
         fork.held = self.held[:shared + 1]
         fork.shown_marks = self.shown_marks[:shared + 1]
         fork.shown = _truncated(self.shown, fork.shown_marks[-1])
+        fork.closed = _runs_up_to(self.closed, shared)
         if self.refusal is not None and self.refused_at <= shared:
             fork.refusal, fork.refused_at = self.refusal, self.refused_at
         return fork
@@ -613,6 +621,8 @@ class Record:
         """Read one more character."""
         reading, reader, last = self.reading, self.reader, self.last
         fresh = reading.grow(char)
+        if reading.result is not None and closes_a_call(reading.result):
+            self.note_closed(len(self.held))
         if isinstance(fresh, Rejected):
             self.last = None
             self.held.append(fresh)
@@ -653,6 +663,8 @@ class Record:
     def repeat(self, rest: str) -> None:
         """Append `rest`, each of its characters reading as the last one did."""
         self.reading.ctx.text += rest
+        if self.refusal is None and self.closed and self.closed[-1][1] == self.size:
+            self.closed[-1][1] += len(rest)
         entry = self.refusal if self.refusal is not None else self.held[-1]
         self.held.extend([entry] * len(rest))
         self.shown_marks.extend([self.shown_marks[-1]] * len(rest))
@@ -662,6 +674,7 @@ class Record:
         at the next character."""
         size = min(len(self.held), len(self.shown_marks))
         del self.held[size:], self.shown_marks[size:]
+        self.closed = _runs_up_to(self.closed, size - 1)
         self.shown = _truncated(self.shown, self.shown_marks[-1])
         self.rest()
 
@@ -679,6 +692,24 @@ class Record:
             return False
         return (isinstance(reading.settled, Rejected)
                 or len(reading.ctx.text) - self.reader.longest_marker > reading.result.end)
+
+    def note_closed(self, size: int) -> None:
+        """Note that the parse of the reply's first `size` characters read them whole with a call closed."""
+        if self.closed and self.closed[-1][1] == size - 1:
+            self.closed[-1][1] = size
+        else:
+            self.closed.append([size, size])
+
+    def complete_prefix(self, size: int) -> int | None:
+        """`problems.complete_prefix` of the reply's first `size` characters: the length of their longest
+        prefix whose parse read it whole with a call closed (-1: none); None where the record did not parse
+        each of them (it holds fewer, or refused a reply nesting too deep)."""
+        if size > self.size or (self.refusal is not None and self.refused_at <= size):
+            return None
+        for first, last in reversed(self.closed):
+            if first <= size:
+                return min(last, size)
+        return -1
 
     def held_at(self, size: int) -> Message | Rejected:
         """The held read (or refusal) of the reply's first `size` characters, which were read."""
@@ -734,6 +765,11 @@ class Record:
             if not isinstance(held, Rejected) and not held.empty and extends(shown, held):
                 shown = held
         return shown
+
+
+def _runs_up_to(runs: list[list[int]], size: int) -> list[list[int]]:
+    """The runs of reply lengths (first, last) cut to those at most `size`."""
+    return [[first, min(last, size)] for first, last in runs if first <= size]
 
 
 class Stream:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import replace
@@ -181,6 +182,35 @@ class EchoStream:
     def finish(self) -> Message:
         """The whole text as content."""
         return Message(content=self.text)
+
+
+def note(what: str, text: str) -> None:
+    """Append one call, named, with the reply it read, as a JSON line to the file named by CHATPARITY_CALLS."""
+    with open(os.environ["CHATPARITY_CALLS"], "a", encoding="utf-8") as log:
+        log.write(json.dumps([what, text]) + "\n")
+
+
+class NotesCalls(Echo):
+    """Echo, noting each whole parse and each chunk fed (with the reply so far)."""
+
+    def parse(self, text: str, partial: bool = False) -> Message:
+        """The text as content, noted."""
+        note("parse", text)
+        return super().parse(text, partial)
+
+    def stream(self) -> Any:
+        """A fresh stream that notes what it is fed."""
+        return NotingStream()
+
+
+class NotingStream(EchoStream):
+    """An Echo stream noting the reply so far after each chunk."""
+
+    def feed(self, chunk: str) -> Message:
+        """The text so far as content, noted."""
+        found = super().feed(chunk)
+        note("fed", self.text)
+        return found
 
 
 class Interrupts(Wrapper):

@@ -71,15 +71,17 @@ def test_a_code_argument_with_braces_and_escaped_quotes_in_strings_has_no_proble
 
 def test_a_refused_reply_is_diagnosed_once_whatever_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole parse and every stream's finish of one refused reply share one diagnosis, the problems a
-    fresh reader finds; another reply gets its own."""
+    fresh reader finds, from what the streams' record read; another reply, never streamed, is re-read."""
     import reply.reader
 
     calls: list[str] = []
+    completes: list[int | None] = []
     diagnose = reply.reader.refusal_problems
 
-    def counted(reader, text):
+    def counted(reader, text, complete=None):
         calls.append(text)
-        return diagnose(reader, text)
+        completes.append(complete)
+        return diagnose(reader, text, complete)
 
     monkeypatch.setattr(reply.reader, "refusal_problems", counted)
     reader = reply.open(session("Qwen-Qwen3-0.6B.jinja", "think/auto"))
@@ -100,8 +102,32 @@ def test_a_refused_reply_is_diagnosed_once_whatever_reads_it(monkeypatch: pytest
     with pytest.raises(reply.Rejected) as other:
         reader.parse(CALL + "\nDone.")
     assert other.value.problems == (Problem.TEXT_AFTER_ACTION, Problem.BAD_SYNTAX)
-    assert len(calls) == 2
+    assert len(calls) == 2 and completes == [-1, None]
     assert problems_of("think/auto", refused) == set(problems[0])
+
+
+@pytest.mark.parametrize("template,mode", [
+    ("Qwen-Qwen3-0.6B.jinja", "think/parallel"),
+    ("Qwen3-Coder.jinja", "think/auto"),
+    ("GLM-4.6.jinja", "think/auto"),
+    ("deepseek-ai-DeepSeek-V3.1.jinja", "nothink/auto"),
+    ("Kimi-K2-Instruct.jinja", "think/parallel"),
+    ("deepseek-ai-DeepSeek-V4.jinja", "think/auto"),
+    ("mistralai-Mistral-Nemo-Instruct-2407.jinja", "think/auto"),
+])
+def test_a_record_knows_each_prefix_that_reads_whole_with_a_call_closed(template: str, mode: str) -> None:
+    """What a stream's record of a reply says of its every prefix (the longest one that parses whole with a
+    call closed, which diagnosing a refusal needs) is what re-reading that prefix finds."""
+    from reply.problems import complete_prefix
+
+    reader = reply.open(session(template, mode))
+    checked = 0
+    for text, _ in sample_replies(session(template, mode)):
+        record = reader.record_of(text)
+        for size in range(len(text) + 1):
+            assert record.complete_prefix(size) == complete_prefix(reader, text[:size]), (text, size)
+        checked += record.complete_prefix(len(text)) > 0
+    assert checked >= 3
 
 
 @pytest.mark.parametrize("template,mode", [("upstage-Solar-Open-100B.jinja", "think/auto"),

@@ -7,6 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from reports_store_builder import MISMATCH_READ, StoreBuilder
 
@@ -23,7 +24,7 @@ from reports.oracle_defects import Defect, defects_markdown, oracle_defects
 from reports.runs import load_run
 from reports.tables import build_tables
 
-SCHEMAS = {
+PARAMETERS = {
     "get_weather": {
         "type": "object",
         "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
@@ -35,6 +36,10 @@ MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>", "<|im_end|>")
 WEATHER = ToolCall("get_weather", '{"city": "Rio", "days": 4}')
 TIME = ToolCall("get_time", "{}")
 SESSION = Session("t.jinja", "", "0" * 64, "", "", Mode(False, ToolMode.AUTO), "single", ())
+SCHEMAS = tool_schemas(dataclasses.replace(SESSION, tool_defs=tuple(
+    {"type": "function", "function": {"name": name, "parameters": parameters}}
+    for name, parameters in PARAMETERS.items()
+)))
 TEXT = '<tool_call>{"name": "get_weather"}</tool_call><tool_call>{"name": "get_time"}</tool_call>'
 
 
@@ -320,12 +325,16 @@ def test_a_tuple_written_as_a_list_of_item_schemas_is_checked_in_draft_7() -> No
     pair = {"type": "object", "properties": {"seats": {"type": "array", "items": [{"type": "integer"}] * 2}}}
     tools = ({"type": "function", "function": {"name": "pair", "parameters": pair}},)
     schemas = tool_schemas(dataclasses.replace(SESSION, tool_defs=tools))
-    assert schemas == {"pair": pair}
+    check = schemas["pair"]
+    assert list(schemas) == ["pair"] and check is not None
+    assert check.schema == pair and check.draft is jsonschema.Draft7Validator
     held = Message(tool_calls=(ToolCall("pair", '{"seats": [14, 15]}'),))
     broken = Message(tool_calls=(ToolCall("pair", '{"seats": [14, "15"]}'),))
     assert check_reading(held, reply(), schemas, MARKERS, Asked(True, True)).arguments_schema is True
     verdict = check_reading(broken, reply(), schemas, MARKERS, Asked(True, True))
     assert verdict.arguments_schema is False and "['seats'][1]" in verdict.detail
+    again = check_reading(broken, reply(), schemas, MARKERS, Asked(True, True))
+    assert again == verdict and list(check.found) == ['{"seats": [14, 15]}', '{"seats": [14, "15"]}']
 
 
 def test_a_tool_without_a_valid_schema_has_only_its_name_checked() -> None:

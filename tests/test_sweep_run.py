@@ -155,6 +155,22 @@ def test_a_raising_parser_is_parser_crashed_and_the_run_goes_on(sweep: Sweep) ->
     assert status == 0 and stamp(out)["lost_items"] == []
 
 
+def test_each_reply_is_parsed_whole_once_after_its_first_stream(
+    sweep: Sweep, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parser reads each case's reply whole once, right after the first stream of it (what it read
+    streaming is there for the whole read: the project parser's diagnosis of a refusal reuses it)."""
+    calls = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("CHATPARITY_CALLS", str(calls))
+    status, out = sweep("order", "--parser", PARSERS + "NotesCalls", "-n", "0", "--profile", "full",
+                        "--chunking", "whole,char")
+    events = [tuple(json.loads(line)) for line in calls.read_text(encoding="utf-8").splitlines()]
+    parses = [at for at, (what, _) in enumerate(events) if what == "parse"]
+    whole = [row for row in table(out, "rows") if row["chunking"] == "whole"]
+    assert status in (0, 1) and whole and len(parses) == len(whole)
+    assert all(at > 0 and events[at - 1] == ("fed", events[at][1]) for at in parses)
+
+
 def test_a_declined_session_gives_unsupported_rows(sweep: Sweep) -> None:
     _, out = sweep("declines", "--parser", PARSERS + "DeclinesLlama")
     assert {row["outcome"] for row in by_template(table(out, "rows"), LLAMA31)} == {"unsupported"}
