@@ -56,3 +56,19 @@ def test_a_family_is_matched_whatever_its_case(capsys: pytest.CaptureFixture[str
 def test_corpus_takes_the_sweep_flag_names(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["corpus", "--templates", "Qwen-Qwen3-0.6B.jinja", "--mode", "think/auto", "--counts"]) == 0
     assert capsys.readouterr().out.split()[:2] == ["templates", "1"]
+
+
+@pytest.mark.parametrize("args,status", [(["--version"], 0), (["nosuch"], 2)])
+def test_the_console_command_leaves_with_its_status_and_everything_frozen(args: list[str], status: int) -> None:
+    """`entry` exits with what `main` returned, having frozen what is left (the interpreter's last collection
+    skips it)."""
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+        f"sys.argv = ['chatparity', *{args!r}]\n"
+        "from chatparity.cli import entry\n"
+        "entry()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == status
+    assert done.stdout.strip().splitlines()[-1] == "frozen True"

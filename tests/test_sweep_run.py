@@ -171,6 +171,22 @@ def test_each_reply_is_parsed_whole_once_after_its_first_stream(
     assert all(at > 0 and events[at - 1] == ("fed", events[at][1]) for at in parses)
 
 
+def test_a_sweep_loads_no_installed_plugin_on_its_own(
+    sweep: Sweep, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plugins installed beside pytest (pytest-xdist's own entry points at least; a plugin that reorders or
+    reseeds tests, say) are not loaded into a sweep's session; the ones it names are."""
+    from importlib.metadata import entry_points
+
+    noted = tmp_path / "plugins.json"
+    monkeypatch.setenv("CHATPARITY_PLUGINS", str(noted))
+    assert {point.name for point in entry_points(group="pytest11")} >= {"xdist"}
+    status, out = sweep("plugins", "--parser", PARSERS + "Echo", "-n", "0", "--templates", QWEN3,
+                        "--pytest-args", "-p tests.sweep_plugin_probe")
+    assert status in (0, 1) and (out / "rows.sqlite").exists()
+    assert json.loads(noted.read_text(encoding="utf-8")) == []
+
+
 def test_a_declined_session_gives_unsupported_rows(sweep: Sweep) -> None:
     _, out = sweep("declines", "--parser", PARSERS + "DeclinesLlama")
     assert {row["outcome"] for row in by_template(table(out, "rows"), LLAMA31)} == {"unsupported"}
