@@ -18,6 +18,7 @@ from chatparity.model import (
     Record,
     Row,
     SessionRecord,
+    column_defaults,
     columns,
     record_from,
     record_values,
@@ -122,18 +123,16 @@ def column_names(record_type: type[Record]) -> tuple[str, ...]:
 
 
 @cache
-def column_reader(record_type: type[Record]) -> tuple[frozenset[str], Callable[[Mapping[str, Any]], Any]]:
-    """A record type's column names as a set, and what reads a mapping's values in column order."""
-    names = column_names(record_type)
-    return frozenset(names), operator.itemgetter(*names)
+def column_getter(record_type: type[Record]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """What reads a mapping's values in the record type's column order."""
+    return operator.itemgetter(*column_names(record_type))
 
 
 def values_of(record_type: type[Record], data: Mapping[str, Any]) -> tuple[Any, ...]:
     """A record's values in column order from a mapping of its columns; a mapping that lacks some goes through
     the record type, which fills their defaults and refuses unknown ones."""
-    names, values = column_reader(record_type)
-    if data.keys() == names:
-        return tuple(values(data))
+    if data.keys() == column_defaults(record_type)[0]:
+        return column_getter(record_type)(data)
     return record_values(record_from(record_type, data))
 
 
