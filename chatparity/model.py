@@ -440,6 +440,8 @@ class Row:
     stream_detail: str = ""
     clean_breaks: int | None = None
     parity_breaks: int | None = None
+    parity_explained: str = ""
+    explained: str = ""
     arguments_json: int | None = None
     arguments_schema: int | None = None
     no_leakage: int | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +44,27 @@ class RenderInfo:
     generation_prompt: str
     thinking_start_tag: str
     thinking_end_tags: tuple[str, ...]
+    call_markers: tuple[str, ...] = ()
+
+
+TRIGGER_WORD = 1
+LITERAL_RUN = re.compile(r"(?:[^\\.^$|?*+()\[\]{}]|\\[^\w\s])+")
+SHORTEST_PATTERN_MARKER = 3
+
+
+def call_markers(render: Any) -> tuple[str, ...]:
+    """The markers llama.cpp's render names besides the thinking tags: its tool-call grammar's trigger words, the
+    first literal run of three characters or more in each trigger pattern (`>>>` of `>>>(?!all)`), its preserved
+    tokens and additional stops."""
+    found = [*render.preserved_tokens, *render.additional_stops]
+    for trigger in render.grammar_triggers:
+        value = str(trigger.get("value", ""))
+        if trigger.get("type") == TRIGGER_WORD:
+            found.append(value)
+        else:
+            runs = (re.sub(r"\\(.)", r"\1", run.group()) for run in LITERAL_RUN.finditer(value))
+            found += [next((run for run in runs if len(run) >= SHORTEST_PATTERN_MARKER), "")]
+    return tuple(dict.fromkeys(marker for marker in found if marker))
 
 
 class RenderFailed(Exception):
@@ -169,9 +191,10 @@ class OracleSession:
                 "generation_prompt": render.generation_prompt,
                 "thinking_start_tag": render.thinking_start_tag or "",
                 "thinking_end_tags": list(render.thinking_end_tags or []),
+                "call_markers": list(call_markers(render)),
             }
 
-        found = self.cached(("render",), compute)
+        found = self.cached(("render", "call_markers"), compute)
         if "error" in found:
             raise RenderFailed(found["error"])
         return RenderInfo(
@@ -180,6 +203,7 @@ class OracleSession:
             found["generation_prompt"],
             found["thinking_start_tag"],
             tuple(found["thinking_end_tags"]),
+            tuple(found["call_markers"]),
         )
 
     def ensure_handle(self) -> int:

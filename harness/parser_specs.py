@@ -78,6 +78,14 @@ def load_parser(
     return PythonParser(spec.target, timeout)
 
 
+def expectations_path(declared: str | None) -> Path | None:
+    """The directory a run's stamp names as its expectations (a relative one is the project root's)."""
+    if not declared:
+        return None
+    path = Path(declared)
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
 def expectations_directory(spec: ParserSpec, given: Path | None) -> str | None:
     """Where the parser's expectations live, as the run's stamp records it: the directory its maintainer names,
     the project's (relative to the project root) for `reply`, none otherwise (llama.cpp itself expects to

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ from chatparity.model import (
 from corpora.parity import prompt_parity
 from harness import chunkings
 from harness.compare import Difference, compare, verdict
+from harness.labels import StreamLabels, counts_of, counts_text, final_label, first_shown, shown_last
 from harness.oracle_reads import (
     OracleFailed,
     OracleReads,
@@ -40,7 +42,9 @@ from harness.oracle_reads import (
     RenderInfo,
 )
 from harness.problem_checks import Asked
-from harness.server_view import server_final, server_stream, states_before
+from harness.policies import NO_POLICIES, Policies
+from harness.policy_rules import Point
+from harness.server_view import EMPTY, server_final, server_stream, states_before
 from harness.stream_checks import StreamVerdict, check_stream
 from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
 from oracle.vocabs import Vocab, vocab_named, vocab_of_family
@@ -69,6 +73,9 @@ class CaseRun:
 
     case: Case
     base: dict[str, Any]
+    oracle: OracleSession
+    prefixes: PrefixReads
+    markers: tuple[str, ...] = ()
     oracle_final: Reading | OracleFailed | None = None
     oracle_partials: dict[int, Reading] | OracleFailed | None = None
     states: dict[int, Message] = field(default_factory=dict)
@@ -80,6 +87,34 @@ class CaseRun:
     )
     streams: dict[str, list[tuple[chunkings.Stream, tuple[int, ...]]]] = field(default_factory=dict)
     written: dict[tuple[Reading, tuple[str, ...] | None], str | None] = field(default_factory=dict)
+    views: list[dict[int, Reading] | None] = field(default_factory=list)
+
+    def char_views(self) -> dict[int, Reading] | None:
+        """What llama-server shows at every prefix of the reply streamed one character at a time: the union
+        stream's views where that read every prefix, else one stream of every prefix asked of llama.cpp (None
+        where llama.cpp failed)."""
+        if not self.views:
+            partials = self.oracle_partials
+            text = self.case.reply.text
+            if not (isinstance(partials, dict) and len(partials) >= len(text)):
+                try:
+                    partials = self.oracle.partials(text, list(range(1, len(text) + 1)))
+                except OracleFailed:
+                    partials = None
+            self.views.append(partials)
+        return self.views[0]
+
+    def stream_end(self) -> Message | None:
+        """What llama.cpp's character-by-character stream of the reply showed last before it first took anything
+        back (None where it ended on a rejection or llama.cpp failed)."""
+        views = self.char_views()
+        return shown_last(views[end] for end in sorted(views)) if views else None
+
+    def shown_before(self, end: int) -> bool:
+        """Whether llama.cpp's character-by-character stream showed something before prefix `end`."""
+        views = self.char_views()
+        shown = first_shown(views) if views else None
+        return shown is not None and shown < end
 
     def reading_json(self, reading: Reading) -> str | None:
         """`reading_json` of a reading, written once per case for readings alike (problems included)."""
@@ -101,6 +136,7 @@ class SessionRunner:
         chunking_names: Sequence[str],
         applies: Applies,
         selected: Collection[tuple[str, str]] | None = None,
+        policies: Policies = NO_POLICIES,
     ) -> None:
         self.planned = planned
         self.session: Session = planned.session
@@ -113,6 +149,7 @@ class SessionRunner:
         self.selected = None if selected is None else set(selected)
         self.schemas = tool_schemas(self.session)
         self.asked = Asked.of(self.session)
+        self.policies = policies
 
     def record(
         self, status: SessionStatus, oracle_prompt: str | None, oracle_format: str, error: str
@@ -138,10 +175,11 @@ class SessionRunner:
         )
 
     def markers(self, render: RenderInfo) -> tuple[str, ...]:
-        """The template's markers and thinking tags, for the clean check."""
+        """The template's markers and thinking tags, and the call starts and special tokens of llama.cpp's render,
+        for the clean check and the policies that hold a marker back."""
         found = list(getattr(self.entry, "markers", ()) or ())
         found += [getattr(self.entry, "think_start", ""), getattr(self.entry, "think_end", "")]
-        found += [render.thinking_start_tag, *render.thinking_end_tags]
+        found += [render.thinking_start_tag, *render.thinking_end_tags, *render.call_markers]
         return tuple(dict.fromkeys(marker for marker in found if marker))
 
     def leak_markers(self, render: RenderInfo) -> tuple[str, ...]:
@@ -277,8 +315,8 @@ class SessionRunner:
         """The rows of one case: the shared oracle reads once, then each chunking; `leaks` are the markers of
         the no_leakage check."""
         reply = case.reply
-        run = CaseRun(case, self.base(case), leak_markers=leaks)
         prefixes = oracle.prefix_reads(reply.text)
+        run = CaseRun(case, self.base(case), oracle, prefixes, markers, leak_markers=leaks)
         try:
             run.oracle_final = oracle.parse(reply.text, reply.partial)
         except OracleFailed as error:
@@ -344,17 +382,33 @@ class SessionRunner:
             )
         return found
 
+    def explained(self, run: CaseRun, reference: Reading, parser_final: Reading, streamed: bool) -> str:
+        """The label of a difference between llama.cpp's reading of the whole reply and the parser's: the
+        parser's policies that predict it or the llama.cpp defect behind it ('' for neither); a `streamed`
+        reference of a cut reply is llama-server's last view, which may be stale."""
+        reply = run.case.reply
+        point = Point(reply.text, reply.partial, run.markers, run.stream_end())
+        readings = [reference]
+        if streamed and isinstance(run.oracle_final, (Message, Rejection)) and run.oracle_final != reference:
+            readings.append(run.oracle_final)
+
+        def stale() -> bool:
+            return streamed and reply.partial and run.prefixes(len(reply.text)) == EMPTY
+
+        return final_label(readings, parser_final, point, self.policies, stale) or ""
+
     def judged(
         self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, found: Difference | None,
         label: str = "", streams: dict[str, Any] | None = None,
     ) -> Row:
-        """A row both sides read: match or mismatch (`found`, their difference), with truth and structural
-        checks; `label` names the stream; `streams`, a streamed row's columns judged over all its streams,
-        replace the structural checks of this one."""
+        """A row both sides read: match or mismatch (`found`, their difference, with its label), with truth and
+        structural checks; `label` names the stream; `streams`, a streamed row's columns judged over all its
+        streams, replace the structural checks of this one."""
         outcome = Outcome.MISMATCH if found else Outcome.MATCH
         columns = {
             "kind": found.kind.value if found else "",
             "detail": (found.detail + (f" ({label})" if label else "")) if found else "",
+            "explained": self.explained(run, reference, parser_final, chunking != "whole") if found else "",
             "oracle_reading": run.reading_json(reference),
             "parser_reading": run.reading_json(parser_final),
             **self.truth_columns(run, reference, parser_final),
@@ -429,7 +483,10 @@ class SessionRunner:
                 )
             parsed = self.whole_read(run, reader)
             whole = None if isinstance(parsed, Exception) else parsed
-            found = check_stream(read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers)
+            labels = StreamLabels(reply.text, ends, expected, prefixes, run.shown_before, self.policies, markers)
+            found = check_stream(
+                read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers, labels
+            )
             verdicts.append(found.labelled(label) if label else found)
             reference = server_final(expected, final, reply.partial)
             judged_final = without_problems(read.final) if reply.partial else read.final
@@ -476,4 +533,5 @@ def combined(verdicts: Sequence[StreamVerdict]) -> dict[str, Any]:
             if any(v.snapshot_parity is not None for v in verdicts)
             else None
         ),
+        "parity_explained": counts_text(sum((counts_of(v.explained) for v in verdicts), Counter())),
     }

@@ -10,12 +10,14 @@ from functools import lru_cache
 
 from chatparity.model import Message, Reading
 from harness.compare import agrees, compare, excerpt, first_difference, plainly_equal
+from harness.labels import StreamLabels, counts_text
 
 
 @dataclass(frozen=True)
 class StreamVerdict:
-    """Which invariants held for a stream, the first one that broke ('' when none), and how many snapshots
-    break `clean` and `snapshot_parity`."""
+    """Which invariants held for a stream, the first one that broke ('' when none), how many snapshots break
+    `clean` and `snapshot_parity`, and the labels of the snapshots that differ from llama-server's as the parser's
+    policies or a llama.cpp defect explain them (`labels.counts_text`)."""
 
     consistent: bool | None
     monotonic: bool
@@ -24,6 +26,7 @@ class StreamVerdict:
     detail: str = ""
     clean_breaks: int = 0
     parity_breaks: int = 0
+    explained: str = ""
 
     def labelled(self, label: str) -> StreamVerdict:
         """The same verdict with `label` (e.g. the cut point) after its detail."""
@@ -110,20 +113,18 @@ def marker_search(markers: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern
 
 
 def leak(shown: str, kept: str, markers: tuple[str, ...], checked: int = 0) -> str | None:
-    """A marker in `shown`, or the start of one at its end that the final text `kept` lacks at that offset;
-    `shown[:checked]` is known to hold no whole marker (and where `kept` goes on from `shown`, no start of one
-    at its end can be missing from `kept`)."""
-    if not markers:
+    """A marker in `shown`, or the start of one at its end, where the end text `kept` lacks that text at that
+    offset; `shown[:checked]` is known to hold no such marker."""
+    if not markers or kept.startswith(shown):
         return None
     pattern, ending, longest = marker_search(markers)
-    if pattern.search(shown, max(0, checked - longest + 1)) is None and (
-            kept.startswith(shown) or ending.search(shown, max(0, len(shown) - longest)) is None):
+    for found in pattern.finditer(shown, max(0, checked - longest + 1)):
+        if kept[found.start() : found.end()] != found.group():
+            return f"marker {found.group()!r} @{found.start()}"
+    if ending.search(shown, max(0, len(shown) - longest)) is None:
         return None
     last = shown[-1:]
     for marker in markers:
-        position = shown.find(marker, max(0, checked - len(marker) + 1))
-        if position >= 0:
-            return f"marker {marker!r} @{position}"
         for size in start_sizes(marker).get(last, ()):
             start = len(shown) - size
             if start >= 0 and shown.endswith(marker[:size]) and kept[start : len(shown)] != marker[:size]:
@@ -131,11 +132,25 @@ def leak(shown: str, kept: str, markers: tuple[str, ...], checked: int = 0) -> s
     return None
 
 
+def end_reading(snapshots: Sequence[Reading], final: Reading) -> Message:
+    """What a stream ends on: its final reading, or the last message it showed where the final is a rejection."""
+    if isinstance(final, Message):
+        return final
+    shown = [reading for reading in snapshots if isinstance(reading, Message)]
+    return shown[-1] if shown else Message()
+
+
 def clean_breaks(
-    snapshots: Sequence[Reading], ends: Sequence[int], final: Reading, markers: Sequence[str]
+    snapshots: Sequence[Reading],
+    ends: Sequence[int],
+    final: Reading,
+    markers: Sequence[str],
+    oracle_partials: Mapping[int, Reading] | None = None,
 ) -> Breaks:
-    """The snapshots whose content or reasoning shows a template marker or the start of one."""
-    reference = final if isinstance(final, Message) else Message()
+    """The snapshots whose content or reasoning shows a template marker, or the start of one, at an offset where
+    the stream's end reading lacks it; a snapshot equal to llama-server's at the same boundary shows what
+    llama.cpp shows, which is not the parser's leak."""
+    reference = end_reading(snapshots, final)
     wanted = tuple(marker for marker in dict.fromkeys(markers) if marker)
     content = reasoning = ""
     breaks = Breaks()
@@ -153,23 +168,28 @@ def clean_breaks(
             reasoning = reading.reasoning_content
             leaked = leak(reasoning, reference.reasoning_content, wanted, checked)
             found = found or (leaked and f"clean: reasoning_content shows {leaked} (after prefix {end})")
-        if found:
+        if found and not (oracle_partials is not None and agrees(oracle_partials[end], reading)):
             breaks = breaks.add(found)
     return breaks
 
 
 def parity_breaks(
-    snapshots: Sequence[Reading], ends: Sequence[int], oracle_partials: Mapping[int, Reading]
+    snapshots: Sequence[Reading],
+    ends: Sequence[int],
+    oracle_partials: Mapping[int, Reading],
+    labels: StreamLabels | None = None,
 ) -> Breaks:
-    """The snapshots that differ from the oracle's partial read of the same prefix."""
+    """The snapshots that differ from the oracle's partial read of the same prefix where `labels` finds neither a
+    policy of the parser nor a llama.cpp defect to explain the difference."""
     breaks = Breaks()
-    for reading, end in zip(snapshots, ends):
+    for index, (reading, end) in enumerate(zip(snapshots, ends)):
         expected = oracle_partials[end]
-        if plainly_equal(expected, reading):
+        if plainly_equal(expected, reading) or agrees(expected, reading):
+            continue
+        if labels is not None and labels.label(index, expected, reading):
             continue
         if breaks.count:
-            if not agrees(expected, reading):
-                breaks = breaks.add("")
+            breaks = breaks.add("")
             continue
         found = compare(expected, reading)
         if found:
@@ -184,8 +204,10 @@ def check_stream(
     whole: Reading | None,
     oracle_partials: Mapping[int, Reading] | None,
     markers: Sequence[str],
+    labels: StreamLabels | None = None,
 ) -> StreamVerdict:
-    """All four invariants of one stream; `whole` is the parser's own whole read (None if it failed)."""
+    """All four invariants of one stream; `whole` is the parser's own whole read (None if it failed); `labels`
+    explains the snapshots that differ from llama-server's where it can."""
     inconsistent = None
     if whole is not None:
         found = compare(whole, final)
@@ -193,8 +215,8 @@ def check_stream(
             f"consistent: stream ends differently from the whole read: {found.detail}" if found else None
         )
     retracted = monotonic_break(snapshots, ends, final)
-    leaked = clean_breaks(snapshots, ends, final, markers)
-    unequal = parity_breaks(snapshots, ends, oracle_partials) if oracle_partials is not None else Breaks()
+    leaked = clean_breaks(snapshots, ends, final, markers, oracle_partials)
+    unequal = parity_breaks(snapshots, ends, oracle_partials, labels) if oracle_partials is not None else Breaks()
     broken = [found for found in (inconsistent, retracted, leaked.first, unequal.first) if found]
     return StreamVerdict(
         consistent=None if whole is None else inconsistent is None,
@@ -204,4 +226,5 @@ def check_stream(
         detail=broken[0] if broken else "",
         clean_breaks=leaked.count,
         parity_breaks=unequal.count,
+        explained=counts_text(labels.counts) if labels is not None else "",
     )

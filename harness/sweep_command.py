@@ -17,7 +17,8 @@ from chatparity.model import Profile
 from corpora.corpus_file import read_corpus
 from harness import chunkings, store
 from harness.oracle_cache import default_directory
-from harness.parser_specs import DEFAULT_PARSER, expectations_directory, parser_spec
+from harness.parser_specs import DEFAULT_PARSER, expectations_directory, expectations_path, parser_spec
+from harness.policies import PolicyFileError, policies_in
 from harness.parsers import DEFAULT_TIMEOUT
 from harness.profiles import rules_of
 from harness.sources import load_source
@@ -143,6 +144,11 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
     if options.case:
         every = names or rules_of(options.profile).chunkings
         selected = tuple((case, chunking) for case in options.case for chunking in every)
+    expectations = expectations_directory(spec, options.expectations)
+    try:
+        policies_in(expectations_path(expectations))
+    except PolicyFileError as error:
+        raise ValueError(str(error)) from None
     out = (options.out or default_out(options.profile, options.parser)).resolve()
     cache = None if options.no_oracle_cache else str((options.oracle_cache or default_directory()).resolve())
     return SweepConfig(
@@ -159,7 +165,7 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
         oracle_cache=cache,
         timeout=options.timeout,
         only_failing=str(options.only_failing) if options.only_failing else None,
-        expectations=expectations_directory(spec, options.expectations),
+        expectations=expectations,
         selected=selected,
         selected_sessions=None if failing is None else tuple(sorted({session for _, _, session in failing})),
     )

@@ -18,8 +18,9 @@ from harness import store
 from harness.collector import ReadingCollector
 from harness.oracle_cache import OracleCache
 from harness.oracle_reads import OracleIdentity, OracleReads
-from harness.parser_specs import load_parser, parser_spec
+from harness.parser_specs import expectations_path, load_parser, parser_spec
 from harness.parsers import WATCHDOG, deadline_scope
+from harness.policies import Policies, policies_in
 from harness.runner import SessionRunner
 from harness.sources import Source, load_source
 from harness.stamp import make_stamp
@@ -47,6 +48,7 @@ class SweepState:
         self.collected: set[str] = set()
         self.unplanned = ""
         self.collector = ReadingCollector()
+        self.policies: Policies = policies_in(expectations_path(config.expectations))
 
     @property
     def parser(self) -> ParserUnderTest:
@@ -203,6 +205,7 @@ class SweepItem(OneLineFailure, pytest.Item):
             profile.chunkings,
             profile.for_mode(self.planned.session.mode.label),
             config.selected,
+            state.policies,
         )
         with deadline_scope():
             result = runner.run()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chatparity.model import Message, ToolCall
+from chatparity.model import Message, Rejection, ToolCall
 from harness.compare import compare
 from harness.stream_checks import clean_breaks
 
@@ -18,8 +18,27 @@ def test_a_marker_completed_across_snapshots_is_found_where_it_starts() -> None:
 
 def test_a_marker_after_a_retraction_is_found_from_the_start() -> None:
     snapshots = [Message(content="abcdefgh"), Message(content="<tool_call>")]
-    found = clean_breaks(snapshots, [8, 11], Message(content="<tool_call>"), MARKERS)
+    found = clean_breaks(snapshots, [8, 11], Message(content="x<tool_call>"), MARKERS)
     assert found.first == "clean: content shows marker '<tool_call>' @0 (after prefix 11)"
+
+
+def test_a_marker_the_end_reading_holds_at_the_same_offset_is_content_not_a_leak() -> None:
+    snapshots = [Message(content="Use `<tool"), Message(content="Use `<tool_call>` to")]
+    found = clean_breaks(snapshots, [10, 20], Message(content="Use `<tool_call>` to call."), MARKERS)
+    assert found.count == 0
+
+
+def test_a_rejected_end_is_judged_against_the_last_message_shown() -> None:
+    snapshots = [Message(content="a<tool_call>"), Rejection("off format")]
+    found = clean_breaks(snapshots, [12, 13], Rejection("off format"), MARKERS)
+    assert found.count == 0
+
+
+def test_a_snapshot_equal_to_llama_servers_shows_llama_cpps_leak_not_the_parsers() -> None:
+    snapshots = [Message(content="<th"), Message(content="Hi")]
+    oracle = {3: Message(content="<th"), 5: Message(content="Hi")}
+    assert clean_breaks(snapshots, [3, 5], Message(content="Hi"), ("<think>",), oracle).count == 0
+    assert clean_breaks(snapshots, [3, 5], Message(content="Hi"), ("<think>",)).count == 1
 
 
 def test_a_repeated_snapshot_after_another_is_checked_again_only_for_what_is_new() -> None:

@@ -1,0 +1,151 @@
+"""Labels for a difference between llama.cpp's reading and the parser's: the parser's policies that predict it, or
+the llama.cpp defect that makes llama.cpp's side wrong there; no label is a parser bug.
+
+Snapshots are labelled with what llama-server showed at each boundary of the stream (`StreamLabels`), finished
+readings with llama.cpp's whole read and what its stream showed last (`final_label`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from chatparity.model import Message, Reading
+from harness.policies import Policies
+from harness.policy_rules import Point, takes_back
+
+EMPTY = Message()
+DEFECT = "llama.cpp:"
+STALE_VIEW = DEFECT + "stale_view"
+RETRACTION = DEFECT + "retraction"
+EMPTY_READ = DEFECT + "empty_read"
+DEFECT_REASONS = {
+    STALE_VIEW: "llama.cpp's partial parse of this prefix comes back empty after an earlier prefix showed "
+                "something, so llama-server keeps showing what it showed last, which depends on the chunks",
+    RETRACTION: "llama.cpp's stream takes back what it showed earlier (text, a call, or arguments), which "
+                "llama-server cannot send as a diff",
+    EMPTY_READ: "llama.cpp reads the reply as an empty message although its stream showed something",
+}
+
+
+def is_defect(label: str) -> bool:
+    """Whether a label names a llama.cpp defect rather than the parser's policies."""
+    return label.startswith(DEFECT)
+
+
+def policy_label(names: tuple[str, ...]) -> str:
+    """The label of a difference the named policies predict together."""
+    return "+".join(names)
+
+
+@dataclass
+class StreamLabels:
+    """The labels of one stream's snapshots that differ from llama-server's: `views` are what llama-server showed
+    at each of `ends`, `fresh(end)` llama.cpp's partial parse of that prefix on its own, and `shown_before(end)`
+    whether llama.cpp's stream of every character showed something before that prefix."""
+
+    text: str
+    ends: Sequence[int]
+    views: Sequence[Reading]
+    fresh: Callable[[int], Reading]
+    shown_before: Callable[[int], bool]
+    policies: Policies
+    markers: tuple[str, ...]
+    retracting: list[bool] | None = field(default=None, init=False)
+    counts: Counter[str] = field(default_factory=Counter, init=False)
+
+    def label(self, index: int, expected: Reading, actual: Reading) -> str | None:
+        """The label of the difference at snapshot `index`, counted (None: a parser bug)."""
+        point = Point(self.text[: self.ends[index]], True, self.markers)
+        names = self.policies.explain(expected, actual, point)
+        found = policy_label(names) if names else self.defect(index, expected)
+        if found:
+            self.counts[found] += 1
+        return found
+
+    def defect(self, index: int, expected: Reading) -> str | None:
+        """The llama.cpp defect of llama-server's view at snapshot `index`, if it has one."""
+        end = self.ends[index]
+        if not isinstance(expected, Message):
+            return None
+        if self.fresh(end) == EMPTY and (expected != EMPTY or self.shown_before(end)):
+            return STALE_VIEW
+        return RETRACTION if self.retracted(index) else None
+
+    def retracted(self, index: int) -> bool:
+        """Whether the view at `index` lacks something a view before it showed."""
+        if self.retracting is None:
+            self.retracting = retractions(self.views)
+        return self.retracting[index]
+
+
+def retractions(views: Sequence[Reading]) -> list[bool]:
+    """Per view, whether it takes back what the view before the stream's first retraction showed."""
+    peak: Message | None = None
+    before: Message | None = None
+    found = []
+    for view in views:
+        if not isinstance(view, Message):
+            found.append(False)
+            continue
+        if peak is None and before is not None and takes_back(before, view):
+            peak = before
+        found.append(peak is not None and takes_back(peak, view))
+        before = view
+    return found
+
+
+def first_shown(views: Mapping[int, Reading]) -> int | None:
+    """The shortest prefix at which llama-server's views show something (None: none does)."""
+    return min((end for end, view in views.items() if isinstance(view, Message) and view != EMPTY), default=None)
+
+
+def shown_last(views: Iterable[Reading]) -> Message | None:
+    """What a stream of views showed last before it first took anything back (None where it ends on a
+    rejection)."""
+    before: Message | None = None
+    for view in views:
+        if not isinstance(view, Message):
+            return None
+        if before is not None and takes_back(before, view):
+            return before
+        before = view
+    return before
+
+
+def final_label(
+    readings: Sequence[Reading], actual: Reading, point: Point, policies: Policies, stale: Callable[[], bool]
+) -> str | None:
+    """The label of a difference between llama.cpp's reading of a whole reply and the parser's (None: a parser
+    bug). `readings` are llama.cpp's: what llama-server's stream ended on, then llama.cpp's own read of the whole
+    reply where that differs; `stale()` tells whether the first is a stale view llama-server kept."""
+    for expected in readings:
+        names = policies.explain(expected, actual, point)
+        if names:
+            return policy_label(names)
+    shown = point.stream_end
+    for expected in readings:
+        if isinstance(expected, Message) and shown is not None and shown != EMPTY:
+            if expected == EMPTY:
+                return EMPTY_READ
+            if takes_back(shown, expected):
+                return RETRACTION
+    ended = readings[0]
+    if isinstance(ended, Message) and ended != EMPTY and stale():
+        return STALE_VIEW
+    return None
+
+
+def counts_text(counts: Counter[str]) -> str:
+    """Label counts as a store column holds them: 'held_arguments=12,llama.cpp:stale_view=3', most first."""
+    return ",".join(f"{label}={count}" for label, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def counts_of(text: str) -> Counter[str]:
+    """The label counts `counts_text` wrote."""
+    found: Counter[str] = Counter()
+    for item in text.split(",") if text else ():
+        label, _, count = item.rpartition("=")
+        found[label] += int(count)
+    return found
