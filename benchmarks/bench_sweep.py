@@ -25,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import sweep_timers
+
 from harness.oracle_cache import CACHE_FILE, default_directory
 from harness.sweep_command import arguments
 

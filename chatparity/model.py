@@ -464,13 +464,6 @@ class Row:
 
     KEY = ("case_id", "chunking")
 
-    @property
-    def clean_match(self) -> bool:
-        """Whether the row matched and no stream check nor structural check of the parser's reading broke."""
-        return self.outcome == Outcome.MATCH.value and all(
-            getattr(self, check) != 0 for check in (*STREAM_CHECKS, *STRUCTURAL_CHECKS)
-        )
-
 
 Record = SessionRecord | Row
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from chatparity.model import Message, Reading
 from harness.policies import Policies
@@ -39,17 +40,27 @@ def policy_label(names: tuple[str, ...]) -> str:
     return "+".join(names)
 
 
+class CharHistory(Protocol):
+    """What llama.cpp's stream of the whole reply, one character at a time, showed before a prefix."""
+
+    def shown_before(self, end: int) -> bool:
+        """Whether it showed something before prefix `end`."""
+
+    def taken_back_before(self, end: int, reading: Message) -> bool:
+        """Whether it took something back before prefix `end`, having shown what `reading` lacks."""
+
+
 @dataclass
 class StreamLabels:
     """The labels of one stream's snapshots that differ from llama-server's: `views` are what llama-server showed
-    at each of `ends`, `fresh(end)` llama.cpp's partial parse of that prefix on its own, and `shown_before(end)`
-    whether llama.cpp's stream of every character showed something before that prefix."""
+    at each of `ends`, `fresh(end)` llama.cpp's partial parse of that prefix on its own, and `history` what
+    llama.cpp's stream of every character showed before a prefix."""
 
     text: str
     ends: Sequence[int]
     views: Sequence[Reading]
     fresh: Callable[[int], Reading]
-    shown_before: Callable[[int], bool]
+    history: CharHistory
     policies: Policies
     markers: tuple[str, ...]
     retracting: list[bool] | None = field(default=None, init=False)
@@ -69,9 +80,9 @@ class StreamLabels:
         end = self.ends[index]
         if not isinstance(expected, Message):
             return None
-        if self.fresh(end) == EMPTY and (expected != EMPTY or self.shown_before(end)):
+        if self.fresh(end) == EMPTY and (expected != EMPTY or self.history.shown_before(end)):
             return STALE_VIEW
-        return RETRACTION if self.retracted(index) else None
+        return RETRACTION if self.retracted(index) or self.history.taken_back_before(end, expected) else None
 
     def retracted(self, index: int) -> bool:
         """Whether the view at `index` lacks something a view before it showed."""
@@ -101,6 +112,19 @@ def first_shown(views: Mapping[int, Reading]) -> int | None:
     return min((end for end, view in views.items() if isinstance(view, Message) and view != EMPTY), default=None)
 
 
+def first_retraction(views: Iterable[tuple[int, Reading]]) -> tuple[int, Message] | None:
+    """Where a stream of views (prefix end, view) first takes back what it showed and the view it takes back
+    from (None: it never does, or meets a rejection first)."""
+    before: Message | None = None
+    for end, view in views:
+        if not isinstance(view, Message):
+            return None
+        if before is not None and takes_back(before, view):
+            return end, before
+        before = view
+    return None
+
+
 def shown_last(views: Iterable[Reading]) -> Message | None:
     """What a stream of views showed last before it first took anything back (None where it ends on a
     rejection)."""
@@ -115,15 +139,20 @@ def shown_last(views: Iterable[Reading]) -> Message | None:
 
 
 def final_label(
-    readings: Sequence[Reading], actual: Reading, point: Point, policies: Policies, stale: Callable[[], bool]
+    readings: Sequence[Reading], actual: Reading, point: Point, policies: Policies, stale: Callable[[], bool],
+    known: str = "",
 ) -> str | None:
     """The label of a difference between llama.cpp's reading of a whole reply and the parser's (None: a parser
-    bug). `readings` are llama.cpp's: what llama-server's stream ended on, then llama.cpp's own read of the whole
-    reply where that differs; `stale()` tells whether the first is a stale view llama-server kept."""
+    bug): the parser's policies that predict it, else the known divergence `known` that selects the row, else the
+    llama.cpp defect behind it. `readings` are llama.cpp's: what llama-server's stream ended on, then llama.cpp's
+    own read of the whole reply where that differs; `stale()` tells whether the first is a stale view
+    llama-server kept."""
     for expected in readings:
         names = policies.explain(expected, actual, point)
         if names:
             return policy_label(names)
+    if known:
+        return known
     shown = point.stream_end
     for expected in readings:
         if isinstance(expected, Message) and shown is not None and shown != EMPTY:

@@ -32,7 +32,16 @@ from chatparity.model import (
 from corpora.parity import prompt_parity
 from harness import chunkings
 from harness.compare import Difference, compare, verdict
-from harness.labels import StreamLabels, counts_of, counts_text, final_label, first_shown, shown_last
+from harness.known_divergences import GLOB_FIELDS, NO_DIVERGENCES, KnownDivergences
+from harness.labels import (
+    StreamLabels,
+    counts_of,
+    counts_text,
+    final_label,
+    first_retraction,
+    first_shown,
+    shown_last,
+)
 from harness.oracle_reads import (
     OracleFailed,
     OracleReads,
@@ -41,9 +50,9 @@ from harness.oracle_reads import (
     RenderFailed,
     RenderInfo,
 )
-from harness.problem_checks import Asked
 from harness.policies import NO_POLICIES, Policies
-from harness.policy_rules import Point
+from harness.policy_rules import Point, takes_back
+from harness.problem_checks import Asked
 from harness.server_view import EMPTY, server_final, server_stream, states_before
 from harness.stream_checks import StreamVerdict, check_stream
 from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
@@ -88,6 +97,7 @@ class CaseRun:
     streams: dict[str, list[tuple[chunkings.Stream, tuple[int, ...]]]] = field(default_factory=dict)
     written: dict[tuple[Reading, tuple[str, ...] | None], str | None] = field(default_factory=dict)
     views: list[dict[int, Reading] | None] = field(default_factory=list)
+    first_retraction: list[tuple[int, Message] | None] = field(default_factory=list)
 
     def char_views(self) -> dict[int, Reading] | None:
         """What llama-server shows at every prefix of the reply streamed one character at a time: the union
@@ -116,6 +126,15 @@ class CaseRun:
         shown = first_shown(views) if views else None
         return shown is not None and shown < end
 
+    def taken_back_before(self, end: int, reading: Message) -> bool:
+        """Whether llama.cpp's character-by-character stream took something back before prefix `end`, having
+        shown before then what `reading` lacks."""
+        if not self.first_retraction:
+            views = self.char_views() or {}
+            self.first_retraction.append(first_retraction((cut, views[cut]) for cut in sorted(views)))
+        found = self.first_retraction[0]
+        return found is not None and found[0] <= end and takes_back(found[1], reading)
+
     def reading_json(self, reading: Reading) -> str | None:
         """`reading_json` of a reading, written once per case for readings alike (problems included)."""
         key = (reading, reading.problems)
@@ -137,6 +156,7 @@ class SessionRunner:
         applies: Applies,
         selected: Collection[tuple[str, str]] | None = None,
         policies: Policies = NO_POLICIES,
+        known: KnownDivergences = NO_DIVERGENCES,
     ) -> None:
         self.planned = planned
         self.session: Session = planned.session
@@ -150,6 +170,7 @@ class SessionRunner:
         self.schemas = tool_schemas(self.session)
         self.asked = Asked.of(self.session)
         self.policies = policies
+        self.known = known
 
     def record(
         self, status: SessionStatus, oracle_prompt: str | None, oracle_format: str, error: str
@@ -382,10 +403,20 @@ class SessionRunner:
             )
         return found
 
-    def explained(self, run: CaseRun, reference: Reading, parser_final: Reading, streamed: bool) -> str:
+    def known_values(self, run: CaseRun, chunking: str) -> tuple[str, ...]:
+        """A row's values of the fields known divergences select rows by."""
+        return tuple(str(run.base[name]) if name in run.base else chunking for name in GLOB_FIELDS)
+
+    def explained(self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading,
+                  found: Difference | None) -> str:
         """The label of a difference between llama.cpp's reading of the whole reply and the parser's: the
-        parser's policies that predict it or the llama.cpp defect behind it ('' for neither); a `streamed`
-        reference of a cut reply is llama-server's last view, which may be stale."""
+        parser's policies that predict it, the known divergence selecting the row, or the llama.cpp defect behind
+        it ('' for none); a matching row a known divergence selects is its unexpected match. A streamed reference
+        of a cut reply is llama-server's last view, which may be stale."""
+        values = self.known_values(run, chunking)
+        if found is None:
+            return self.known.explain(values, "")
+        streamed = chunking != "whole"
         reply = run.case.reply
         point = Point(reply.text, reply.partial, run.markers, run.stream_end())
         readings = [reference]
@@ -395,7 +426,8 @@ class SessionRunner:
         def stale() -> bool:
             return streamed and reply.partial and run.prefixes(len(reply.text)) == EMPTY
 
-        return final_label(readings, parser_final, point, self.policies, stale) or ""
+        known = self.known.explain(values, found.kind.value)
+        return final_label(readings, parser_final, point, self.policies, stale, known) or ""
 
     def judged(
         self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, found: Difference | None,
@@ -408,7 +440,7 @@ class SessionRunner:
         columns = {
             "kind": found.kind.value if found else "",
             "detail": (found.detail + (f" ({label})" if label else "")) if found else "",
-            "explained": self.explained(run, reference, parser_final, chunking != "whole") if found else "",
+            "explained": self.explained(run, chunking, reference, parser_final, found),
             "oracle_reading": run.reading_json(reference),
             "parser_reading": run.reading_json(parser_final),
             **self.truth_columns(run, reference, parser_final),
@@ -483,7 +515,7 @@ class SessionRunner:
                 )
             parsed = self.whole_read(run, reader)
             whole = None if isinstance(parsed, Exception) else parsed
-            labels = StreamLabels(reply.text, ends, expected, prefixes, run.shown_before, self.policies, markers)
+            labels = StreamLabels(reply.text, ends, expected, prefixes, run, self.policies, markers)
             found = check_stream(
                 read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers, labels
             )

@@ -8,7 +8,7 @@ import shutil
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 
 import pytest
@@ -16,10 +16,11 @@ import pytest
 from chatparity.model import Profile
 from corpora.corpus_file import read_corpus
 from harness import chunkings, store
+from harness.known_divergences import DivergenceFileError, divergences_in
 from harness.oracle_cache import default_directory
 from harness.parser_specs import DEFAULT_PARSER, expectations_directory, expectations_path, parser_spec
-from harness.policies import PolicyFileError, policies_in
 from harness.parsers import DEFAULT_TIMEOUT
+from harness.policies import PolicyFileError, policies_in
 from harness.profiles import rules_of
 from harness.sources import load_source
 from harness.sweep_config import CONFIG_FILE, SweepConfig
@@ -147,7 +148,8 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
     expectations = expectations_directory(spec, options.expectations)
     try:
         policies_in(expectations_path(expectations))
-    except PolicyFileError as error:
+        divergences_in(expectations_path(expectations))
+    except (PolicyFileError, DivergenceFileError) as error:
         raise ValueError(str(error)) from None
     out = (options.out or default_out(options.profile, options.parser)).resolve()
     cache = None if options.no_oracle_cache else str((options.oracle_cache or default_directory()).resolve())
@@ -217,23 +219,24 @@ class BeforeTheLoop:
         return (yield)
 
 
-def sweep(config: SweepConfig, options: argparse.Namespace, prepare: Callable[[], object] | None = None) -> int:
+def sweep(config: SweepConfig, options: argparse.Namespace, prepare: Callable[[], object] | None = None,
+          plugins: Sequence[object] = ()) -> int:
     """Run the pytest session of a sweep from a scratch directory (nothing enters --out before the store);
-    `prepare` runs in this process once the workers are starting."""
+    `prepare` runs in this process once the workers are starting; `plugins` join the session."""
     scratch = Path(tempfile.mkdtemp(prefix="chatparity-sweep-"))
     try:
         config_file = scratch / CONFIG_FILE
         config.write(config_file)
-        plugins = [BeforeTheLoop(prepare)] if prepare is not None else []
-        return int(pytest.main(pytest_arguments(config_file, options), plugins=plugins))
+        joined = [*plugins, *([BeforeTheLoop(prepare)] if prepare is not None else [])]
+        return int(pytest.main(pytest_arguments(config_file, options), plugins=joined))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Path], str] | None = None,
-         prepare: Callable[[], object] | None = None) -> int:
+         prepare: Callable[[], object] | None = None, plugins: Sequence[object] = ()) -> int:
     """Parse the flags and run the sweep; `publish` writes the run's reports and returns its summary;
-    `prepare` (getting ready to publish) runs while the workers start."""
+    `prepare` (getting ready to publish) runs while the workers start; `plugins` join the pytest session."""
     options = arguments(prog).parse_args(argv)
     try:
         config = make_config(options)
@@ -241,7 +244,7 @@ def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Pat
         for line in str(error).splitlines():
             print(f"{prog}: {line}", file=sys.stderr)
         return 2
-    status = sweep(config, options, prepare)
+    status = sweep(config, options, prepare, plugins)
     out = Path(config.out)
     if status == NOTHING_STORED:
         return 2

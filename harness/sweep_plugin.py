@@ -16,8 +16,10 @@ import pytest
 from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
 from harness import store
 from harness.collector import ReadingCollector
+from harness.known_divergences import KnownDivergences, divergences_in
 from harness.oracle_cache import OracleCache
 from harness.oracle_reads import OracleIdentity, OracleReads
+from harness.outcome_labels import failing_label, row_label
 from harness.parser_specs import expectations_path, load_parser, parser_spec
 from harness.parsers import WATCHDOG, deadline_scope
 from harness.policies import Policies, policies_in
@@ -27,7 +29,7 @@ from harness.stamp import make_stamp
 from harness.sweep_config import CONFIG_FILE, SweepConfig
 
 PROPERTY = "chatparity"
-DIFFERS = "chatparity_differs"
+FAILING = "chatparity_failing"
 NOTHING_STORED = 20
 CRASHED_WORKER = re.compile(r"worker '[^']*' crashed while running '[^']*'")
 
@@ -48,7 +50,9 @@ class SweepState:
         self.collected: set[str] = set()
         self.unplanned = ""
         self.collector = ReadingCollector()
-        self.policies: Policies = policies_in(expectations_path(config.expectations))
+        expectations = expectations_path(config.expectations)
+        self.policies: Policies = policies_in(expectations)
+        self.known: KnownDivergences = divergences_in(expectations)
 
     @property
     def parser(self) -> ParserUnderTest:
@@ -206,6 +210,7 @@ class SweepItem(OneLineFailure, pytest.Item):
             profile.for_mode(self.planned.session.mode.label),
             config.selected,
             state.policies,
+            state.known,
         )
         with deadline_scope():
             result = runner.run()
@@ -216,11 +221,25 @@ class SweepItem(OneLineFailure, pytest.Item):
             "parser_revision": state.revision,
         }
         self.user_properties.append((PROPERTY, payload_bytes(payload)))
-        self.user_properties.append((DIFFERS, not all(row.clean_match for row in result.rows)))
+        self.user_properties.append((FAILING, failing_labels(result.rows)))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Where the item comes from, for pytest's reports."""
         return self.path, 0, self.name
+
+
+def failing_labels(rows: tuple[Row, ...]) -> list[tuple[str, str, str]]:
+    """The (case id, chunking, label) of each row whose label is a failure of the parser's."""
+    labelled = ((row, row_label(row)) for row in rows)
+    return [(row.case_id, row.chunking, label) for row, label in labelled if failing_label(label)]
+
+
+def failing_of(report: pytest.TestReport) -> list[tuple[str, str, str]] | None:
+    """The failing rows' labels a session's report carries (None for a report without them)."""
+    for name, value in report.user_properties:
+        if name == FAILING:
+            return [tuple(item) for item in value]  # type: ignore[misc]
+    return None
 
 
 def record_dict(record: Record) -> dict[str, Any]:
@@ -281,10 +300,17 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    """Show sessions with any non-matching row as `D` (differs) in pytest's progress."""
-    if report.when == "call" and report.passed and dict(report.user_properties).get(DIFFERS):
-        return "differs", "D", "DIFFERS"
+    """Show a session with a row that fails as `F` in pytest's progress (a plugin that knows the parser's
+    baseline shows the rows it records failing alike as `.`), and a session that could not run (lost) as `E`."""
+    if report.when == "call" and report.passed and failing_of(report):
+        return FAILING_STATUS
+    if report.when == "call" and report.failed:
+        return LOST_STATUS
     return None
+
+
+FAILING_STATUS = ("failing", "F", "FAILING")
+LOST_STATUS = ("lost", "E", "LOST")
 
 
 class Controller:

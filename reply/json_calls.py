@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import reply.autoparser as autoparser
+from reply import autoparser
 from reply.analysis import (
     ASSISTANT_MSG,
     UNWRAPPED,

@@ -9,8 +9,8 @@ from xml.etree import ElementTree
 import pandas as pd
 
 from reports.divergences import Verdict
-from reports.expectations import baseline_of, beyond, expectations_of
-from reports.gate import read_baseline
+from reports.expectations import baseline_of, expectations_of
+from reports.judgement import Judgement, judge_run
 from reports.runs import Run
 from reports.show import show_command
 
@@ -18,51 +18,41 @@ STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 LINES_PER_FAILURE = 20
 
 
-def rows_beyond(run: Run, verdict: Verdict) -> pd.DataFrame:
-    """The rows of a classified run that fail beyond its parser's expectations (known divergences applied,
-    then the baseline the run's stamp names)."""
-    outcomes = pd.DataFrame(columns=["case_id", "chunking", "outcome"])
-    directory = baseline_of(run.stamp)
-    if directory is not None:
-        outcomes = read_baseline(directory).outcomes
-    return beyond(verdict.rows, outcomes)
+def sweep_judgement(run: Run, verdict: Verdict) -> Judgement:
+    """A classified run judged against the baseline its stamp names (its parser's, for its profile)."""
+    return judge_run(run, verdict, baseline_of(run.stamp))
 
 
-def verdict_lines(run: Run, beyond: pd.DataFrame, shown: int = 10) -> list[str]:
-    """The sweep's last words: PASS, or FAIL with the first rows beyond expectations and how to see them."""
+def verdict_lines(run: Run, judgement: Judgement, shown: int = 10) -> list[str]:
+    """The sweep's last words: the verdict, and on a FAIL the first failing rows and how to see them."""
     where = expectations_of(run.stamp).describe()
-    if not len(beyond) and not run.lost:
-        return [f"PASS: no row fails beyond the parser's expectations (expectations: {where})"]
-    lines = [
-        f"FAIL: {len(beyond)} rows fail beyond the parser's expectations (expectations: {where})"
-        + (f"; {len(run.lost)} sweep items lost" if run.lost else "")
-    ]
-    lines += [
-        f"  {row['template']} {row['mode']} {failure_line(row, run)}"
-        for _, row in beyond.head(shown).iterrows()
-    ]
-    if len(beyond) > shown:
-        lines.append(f"  …and {len(beyond) - shown} more (failures.csv, report.html)")
+    lines = [*judgement.lines(), f"  expectations: {where}"]
+    failures = judgement.failures
+    if len(failures):
+        lines.append(f"failing rows ({len(failures):,}), each with the command that shows it:")
+        lines += [f"  {row['template']} {row['mode']} {failure_line(row, run)}" for _, row in failures.head(shown).iterrows()]
+        if len(failures) > shown:
+            lines.append(f"  …and {len(failures) - shown:,} more (failures.csv, report.html)")
     return lines
 
 
-def exit_status(run: Run, beyond: pd.DataFrame) -> int:
-    """1 when a row fails beyond the parser's expectations or a sweep item was lost, else 0."""
-    return 1 if len(beyond) or run.lost else 0
+def exit_status(judgement: Judgement) -> int:
+    """0 when the run passes against its baseline, else 1."""
+    return 0 if judgement.passed else 1
 
 
 def failure_line(row: pd.Series, run: Run) -> str:
-    """One failing row: chunking, label, expected label, detail and the command that shows it."""
-    expected = f" (expected {row['expected']})" if row["expected"] else ""
-    detail = row["detail"] or row["error"] or row["stream_detail"]
+    """One failing row: chunking, shape, how it fails against the baseline, its detail and its show command."""
+    base = f" (baseline: {row['base']})" if isinstance(row["base"], str) else ""
     return (
-        f"{row['chunking']} {row['shape']}: {row['label']}{expected}: {detail} "
+        f"{row['chunking']} {row['shape']}: {row['change']}: {row['head']}{base}: {row['detail']} "
         f"[{show_command(str(row['case_id']), run.directory)}]"
     )
 
 
-def junit_xml(run: Run, beyond: pd.DataFrame) -> str:
-    """One test case per session: a failure lists its rows beyond expectations; unsupported is skipped."""
+def junit_xml(run: Run, judgement: Judgement) -> str:
+    """One test case per session: a failure lists its rows that fail the run; unsupported is skipped."""
+    beyond = judgement.failures
     suite = ElementTree.Element("testsuite", name=f"chatparity {run.name}")
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     by_session = (
@@ -89,7 +79,7 @@ def junit_xml(run: Run, beyond: pd.DataFrame) -> str:
             if len(failing) > LINES_PER_FAILURE:
                 lines.append(f"…and {len(failing) - LINES_PER_FAILURE} more rows")
             failure = ElementTree.SubElement(
-                case, "failure", message=f"{len(failing)} rows fail beyond the parser's expectations"
+                case, "failure", message=f"{len(failing)} rows fail against the parser's expectations"
             )
             failure.text = "\n".join(lines)
             counts["failures"] += 1
@@ -106,10 +96,10 @@ def junit_xml(run: Run, beyond: pd.DataFrame) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(path: Path, run: Run, beyond: pd.DataFrame) -> Path:
+def write_junit(path: Path, run: Run, judgement: Judgement) -> Path:
     """Write the JUnit XML of a run."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(junit_xml(run, beyond), encoding="utf-8")
+    path.write_text(junit_xml(run, judgement), encoding="utf-8")
     return path
 
 

@@ -39,7 +39,8 @@ def reads_a_call(reading: object) -> bool:
 
 
 def _rates(rows: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Per group: finished and partial match counts, errors, known divergences, cases per origin."""
+    """Per group: finished and partial match counts over the rows the parser reads, errors, rows a policy or a
+    llama.cpp defect accounts for, cases per origin."""
     codes, readings = distinct_codes(rows["oracle_reading"])
     reads_calls = np.array([reads_a_call(reading) for reading in readings], dtype=bool)[codes]
     frame = pd.DataFrame(
@@ -48,20 +49,24 @@ def _rates(rows: pd.DataFrame, by: str) -> pd.DataFrame:
             "case_id": rows["case_id"],
             "origin": rows["origin"],
             "is_match": (rows["status"] == Status.MATCH.value).astype(FLAG),
+            "read": (rows["status"] != Status.UNSUPPORTED.value).astype(FLAG),
             "finished": (rows["partial"] == 0).astype(FLAG),
             "errors": rows["outcome"].isin([*ORACLE_ERRORS, *PARSER_ERRORS]).astype(FLAG),
-            "known": (rows["status"] == Status.KNOWN.value).astype(FLAG),
+            "policy": (rows["status"] == Status.POLICY.value).astype(FLAG),
+            "defect": (rows["status"] == Status.DEFECT.value).astype(FLAG),
             "calls_read": ((rows["chunking"] == "whole") & reads_calls).astype(FLAG),
         },
         copy=False,
     )
     frame = frame.assign(
         finished_match=frame["is_match"] * frame["finished"],
-        partial_rows=1 - frame["finished"],
+        finished_read=frame["read"] * frame["finished"],
+        partial_rows=frame["read"] * (1 - frame["finished"]),
         partial_match=frame["is_match"] * (1 - frame["finished"]),
     )
     sums = frame.groupby(by)[
-        ["finished", "finished_match", "partial_rows", "partial_match", "errors", "known", "calls_read"]
+        ["finished_read", "finished_match", "partial_rows", "partial_match", "errors", "policy", "defect",
+         "calls_read"]
     ].sum()
     sums["cases"] = frame.groupby(by)["case_id"].nunique()
     per_origin = frame.drop_duplicates("case_id").groupby([by, "origin"]).size()
@@ -123,14 +128,15 @@ def _table(run: Run, rows: pd.DataFrame, by: str) -> pd.DataFrame:
     table["cases"] = rates["cases"].fillna(0).astype(int)
     table["cases by corpus"] = rates["cases by corpus"].fillna("")
     table["finished match"] = [
-        rate(int(m), int(t)) for m, t in zip(rates["finished_match"].fillna(0), rates["finished"].fillna(0))
+        rate(int(m), int(t)) for m, t in zip(rates["finished_match"].fillna(0), rates["finished_read"].fillna(0))
     ]
     table["partial match"] = [
         rate(int(m), int(t))
         for m, t in zip(rates["partial_match"].fillna(0), rates["partial_rows"].fillna(0))
     ]
     table["errors"] = rates["errors"].fillna(0).astype(int)
-    table["known divergences"] = rates["known"].fillna(0).astype(int)
+    table["parser policy"] = rates["policy"].fillna(0).astype(int)
+    table["llama.cpp defect"] = rates["defect"].fillna(0).astype(int)
     table["cases llama.cpp reads a call in"] = rates["calls_read"].fillna(0).astype(int)
     table["unsupported sessions"] = counts["unsupported sessions"].fillna(0).astype(int)
     return table.reset_index()

@@ -6,17 +6,17 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from reports.expectations import check_same_parser, run_labels
+from harness.outcome_labels import failing_label, label_checks, label_outcome, label_reading
+from reports.expectations import check_same_parser
 from reports.runs import Run, pin_differences
 from reports.show import show_command
-from reports.statuses import STRUCTURAL_CHECKS, Status, label_outcome, label_reading
+from reports.statuses import STRUCTURAL_CHECKS, run_labels
 from reports.tables import markdown_table, records
 
 KEYS = ["case_id", "chunking"]
-GATED_ALWAYS = ("consistent", "monotonic", *STRUCTURAL_CHECKS)
-NEW_ROW_FAILURES = (Status.MISMATCH.value, Status.PARSER_ERROR.value)
 INFO = ["template", "family", "syntax", "mode", "origin", "shape", "partial"]
 TOP = 15
 WIDTH = 100
@@ -24,7 +24,8 @@ TITLES = {
     "regression": "Regressions",
     "kind change": "Kind changes",
     "fix": "Fixes",
-    "new": "New rows that do not match",
+    "new": "New rows that fail",
+    "relabelled": "Rows accounted for otherwise (policy, llama.cpp defect or match)",
 }
 
 
@@ -34,12 +35,13 @@ class Change(str, Enum):
     REGRESSION = "regression"
     FIX = "fix"
     KIND_CHANGE = "kind change"
+    RELABEL = "relabelled"
     NEW = "new"
     GONE = "gone"
     SAME = "same"
 
 
-COUNTED = (Change.REGRESSION, Change.FIX, Change.KIND_CHANGE, Change.NEW, Change.GONE)
+COUNTED = (Change.REGRESSION, Change.FIX, Change.KIND_CHANGE, Change.RELABEL, Change.NEW, Change.GONE)
 
 
 class PinMismatch(Exception):
@@ -58,22 +60,6 @@ class RunDiff:
         return self.rows[self.rows["change"] == change.value]
 
 
-def label_checks(label: str) -> dict[str, int | None]:
-    """The checks an outcome label breaks, each with how many snapshots break it (None: not counted):
-    'match !clean=2,monotonic' -> {'clean': 2, 'monotonic': None}."""
-    _, _, broken = label.partition(" !")
-    checks: dict[str, int | None] = {}
-    for item in broken.split(",") if broken else []:
-        check, _, count = item.partition("=")
-        checks[check] = int(count) if count else None
-    return checks
-
-
-def split_label(label: str) -> tuple[str, frozenset[str]]:
-    """An outcome label's outcome and the checks it breaks: 'match !clean=2' -> ('match', {'clean'})."""
-    return label_outcome(label), frozenset(label_checks(label))
-
-
 def more_breaks(base: dict[str, int | None], head: dict[str, int | None]) -> bool:
     """Whether a check breaks in the head that did not in the base, or in more snapshots (both counted)."""
     return any(
@@ -83,42 +69,31 @@ def more_breaks(base: dict[str, int | None], head: dict[str, int | None]) -> boo
 
 
 def classify_change(base: str | None, head: str | None) -> Change:
-    """The change from a base outcome label to a head one (None: the row is absent): a regression when a row
-    that matched no longer does, when a mismatch reads otherwise than before (both labels pin its reading), or
-    when it breaks a check it did not break before or in more snapshots; the same when only a count one side
-    lacks differs."""
+    """The change from a base label to a head one (None: the row is absent). A row that passed (matched, or
+    differed as a policy or a llama.cpp defect says) and now fails is a regression, and the reverse a fix; one
+    that passes either way but is accounted for otherwise is relabelled. Between two failures: a regression when
+    a mismatch reads otherwise than before (both labels pin its reading) or breaks a check it did not, or in more
+    snapshots; a fix when it fails as before in fewer; else a kind change."""
     if base is None:
         return Change.NEW
     if head is None:
         return Change.GONE
     if base == head:
         return Change.SAME
+    base_fails, head_fails = failing_label(base), failing_label(head)
+    if not base_fails:
+        return Change.REGRESSION if head_fails else Change.RELABEL
+    if not head_fails:
+        return Change.FIX
     base_outcome, head_outcome = label_outcome(base), label_outcome(head)
     base_checks, head_checks = label_checks(base), label_checks(head)
     readings = {label_reading(base), label_reading(head)}
     reads_otherwise = base_outcome == head_outcome and "" not in readings and len(readings) == 2
-    lost_match = base_outcome == "match" and head_outcome != "match"
-    if lost_match or reads_otherwise or more_breaks(base_checks, head_checks):
+    if reads_otherwise or more_breaks(base_checks, head_checks):
         return Change.REGRESSION
-    if head_outcome == base_outcome and not more_breaks(head_checks, base_checks):
-        return Change.SAME
-    if head_outcome in ("match", base_outcome):
-        return Change.FIX
+    if head_outcome == base_outcome:
+        return Change.SAME if not more_breaks(head_checks, base_checks) else Change.FIX
     return Change.KIND_CHANGE
-
-
-def deliberate_rules_broken(rows: pd.DataFrame, statuses: pd.Series) -> pd.DataFrame:
-    """The rows with their change, where a row that 'matches' only by giving up one of the parser's deliberate
-    differences from llama.cpp (its status an unexpected match of a known divergence) counts as a regression,
-    not a fix."""
-    gave_up = (rows["change"] == Change.FIX.value) & (statuses.to_numpy() == Status.UNEXPECTED_MATCH.value)
-    return rows.assign(change=rows["change"].where(~gave_up, Change.REGRESSION.value))
-
-
-def always_failing(label: str) -> bool:
-    """Whether a label breaks a check that fails wherever it breaks, baseline or not: `consistent`,
-    `monotonic`, or a structural check (labels carry only those llama.cpp's reading holds)."""
-    return bool(split_label(label)[1] & set(GATED_ALWAYS))
 
 
 def check_pins(base: Run, head: Run, allow: bool) -> tuple[str, ...]:
@@ -155,16 +130,8 @@ def _labelled(run: Run) -> pd.DataFrame:
     )
 
 
-def diff_runs(
-    base: Run,
-    head: Run,
-    allow_pin_mismatch: bool = False,
-    allow_other_parser: bool = False,
-    head_statuses: pd.DataFrame | None = None,
-) -> RunDiff:
-    """Compare two runs row by row (raw outcomes with the stream checks they break, known divergences aside);
-    runs of different parsers are refused unless allowed. With the head's classified rows (`head_statuses`:
-    case_id, chunking, status), a row that matches by giving up a known divergence is a regression."""
+def diff_runs(base: Run, head: Run, allow_pin_mismatch: bool = False, allow_other_parser: bool = False) -> RunDiff:
+    """Compare two runs row by row by their labels; runs of different parsers are refused unless allowed."""
     warnings = (
         *check_same_parser(base.stamp, head.stamp, "the base run", allow_other_parser),
         *check_pins(base, head, allow_pin_mismatch),
@@ -181,21 +148,14 @@ def diff_runs(
         joined["detail_head"].where(joined["detail_head"].fillna("") != "", joined["detail_base"]).fillna("")
     )
     frame["change"] = [classify_change(b, h).value for b, h in zip(base_labels, head_labels)]
-    if head_statuses is not None:
-        status = frame[KEYS].merge(head_statuses[[*KEYS, "status"]], on=KEYS, how="left")["status"]
-        frame = deliberate_rules_broken(frame.reset_index(drop=True), status)
     frame = frame.sort_values(["template", "mode", "shape", "case_id", "chunking"], kind="stable")
     return RunDiff(rows=frame.reset_index(drop=True), warnings=warnings)
 
 
-def new_failures(diff: RunDiff, statuses: pd.DataFrame) -> pd.DataFrame:
-    """New rows that fail: a mismatch that is no known divergence or a parser error (by `statuses`, the head
-    run's rows with their status), a broken `consistent` or `monotonic`, or a structural check llama.cpp's
-    reading holds."""
-    new = diff.of(Change.NEW).merge(statuses[[*KEYS, "status"]], on=KEYS, how="left")
-    broken = pd.Series([always_failing(label) for label in new["head"]], index=new.index, dtype=bool)
-    failing = new["status"].isin(NEW_ROW_FAILURES) | broken
-    return new[failing].reset_index(drop=True)
+def new_failures(diff: RunDiff) -> pd.DataFrame:
+    """New rows that fail: their label is a failure of the parser's."""
+    new = diff.of(Change.NEW)
+    return new.loc[np.array([failing_label(str(label)) for label in new["head"]], dtype=bool)].reset_index(drop=True)
 
 
 def change_counts(diff: RunDiff, by: str) -> pd.DataFrame:
@@ -213,7 +173,7 @@ def check_counts(diff: RunDiff) -> pd.DataFrame:
     counts = []
     for check in STRUCTURAL_CHECKS:
         base, head = (
-            sum(1 for label in diff.rows[side] if isinstance(label, str) and check in split_label(label)[1])
+            sum(1 for label in diff.rows[side] if isinstance(label, str) and check in label_checks(label))
             for side in ("base", "head")
         )
         counts.append({"check": check, "base": base, "head": head})
@@ -258,10 +218,10 @@ def diff_markdown(
         if len(counts) > top:
             parts += ["", f"…and {len(counts) - top} others."]
     parts.append("")
-    for change in (Change.REGRESSION, Change.KIND_CHANGE, Change.FIX, Change.NEW):
+    for change in (Change.REGRESSION, Change.KIND_CHANGE, Change.FIX, Change.NEW, Change.RELABEL):
         rows = diff.of(change)
         if change is Change.NEW:
-            rows = rows[rows["head"] != "match"]
+            rows = new_failures(diff)
         if rows.empty:
             continue
         parts += [

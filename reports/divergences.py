@@ -1,64 +1,34 @@
-"""Known divergences: the committed list of deliberate differences from llama.cpp, applied to a run's rows."""
+"""A run's rows classified by the labels the sweep gave them, and the parser's expectations checked against the run:
+known divergences and policies that no longer hold anywhere (stale) or that the run did not exercise."""
 
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
-from reports.expectations import DIVERGENCES_FILE, expectations_of
+from harness.known_divergences import GLOB_FIELDS, SCOPE_FIELDS, UNEXPECTED, Divergence, KnownDivergences
+from harness.labels import counts_of
+from harness.policies import Policies, Policy
+from reports.expectations import expectations_of
 from reports.groups import distinct_codes, stream_groups, structure_groups
 from reports.runs import Run
-from reports.statuses import MISMATCH_KINDS, Status, raw_status
-
-DEFAULT_PATH = PROJECT_ROOT / PROJECT_EXPECTATIONS / DIVERGENCES_FILE
-GLOB_FIELDS = ("template", "family", "syntax", "origin", "shape", "mode", "chunking")
-SCOPE_FIELDS = ("template", "family", "syntax")
-REQUIRED_FIELDS = ("kind", "reason")
-
-
-class DivergenceFileError(Exception):
-    """A known-divergences file that cannot be used as written."""
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """One entry: which rows (globs on template, family, syntax, origin, shape, mode, chunking; each field one
-    glob or a list of them) fail how, and why."""
-
-    number: int
-    template: tuple[str, ...]
-    family: tuple[str, ...]
-    syntax: tuple[str, ...]
-    origin: tuple[str, ...]
-    shape: tuple[str, ...]
-    mode: tuple[str, ...]
-    chunking: tuple[str, ...]
-    kind: str
-    reason: str
-
-    @property
-    def label(self) -> str:
-        """A short name for the entry: its number and the globs that are not '*'."""
-        scope = ", ".join(
-            f"{name}={'|'.join(getattr(self, name))}" for name in GLOB_FIELDS if getattr(self, name) != ("*",)
-        )
-        return f"#{self.number} ({scope}; {self.kind})"
+from reports.statuses import Status, status_column
 
 
 @dataclass(frozen=True, eq=False)
 class Verdict:
-    """Rows with their status and the divergence that covers them, and the entries that cover nothing."""
+    """Rows with their status; the known divergences and policies that cover nothing (stale) or that the run did
+    not exercise."""
 
     rows: pd.DataFrame
     stale: tuple[Divergence, ...]
     not_exercised: tuple[Divergence, ...]
+    stale_policies: tuple[Policy, ...] = ()
+    idle_policies: tuple[Policy, ...] = ()
 
     @cached_property
     def stream_failures(self) -> pd.DataFrame:
@@ -72,142 +42,91 @@ class Verdict:
 
     @property
     def unexpected(self) -> pd.DataFrame:
-        """Rows a known divergence lists that now match."""
+        """Rows a known divergence selects that now match."""
         return self.rows[self.rows["status"] == Status.UNEXPECTED_MATCH.value]
 
     @property
     def strict_failures(self) -> int:
-        """How many unexpected matches and stale entries there are: each one fails the gate."""
-        return len(self.unexpected) + len(self.stale)
-
-
-def load_divergences(path: Path = DEFAULT_PATH) -> tuple[Divergence, ...]:
-    """Read and check the known-divergences file."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise DivergenceFileError(f"{path}: no such known-divergences file") from error
-    except tomllib.TOMLDecodeError as error:
-        raise DivergenceFileError(f"{path}: not valid TOML: {error}") from error
-    unknown_tables = set(data) - {"divergence"}
-    if unknown_tables:
-        raise DivergenceFileError(
-            f"{path}: unknown top-level keys {sorted(unknown_tables)}; use [[divergence]]"
-        )
-    return tuple(_entry(path, number, raw) for number, raw in enumerate(data.get("divergence", []), start=1))
-
-
-def _entry(path: Path, number: int, raw: dict[str, object]) -> Divergence:
-    """One checked entry of the file."""
-    where = f"{path}: [[divergence]] #{number}"
-    unknown = set(raw) - set(GLOB_FIELDS) - set(REQUIRED_FIELDS)
-    if unknown:
-        raise DivergenceFileError(f"{where}: unknown keys {sorted(unknown)}")
-    missing = [name for name in REQUIRED_FIELDS if not raw.get(name)]
-    if missing:
-        raise DivergenceFileError(f"{where}: missing {', '.join(missing)}")
-    if not any(name in raw for name in SCOPE_FIELDS):
-        raise DivergenceFileError(f"{where}: needs a template, family or syntax glob")
-    if raw["kind"] not in MISMATCH_KINDS:
-        raise DivergenceFileError(f"{where}: kind {raw['kind']!r} is not one of {', '.join(MISMATCH_KINDS)}")
-    if not isinstance(raw["reason"], str):
-        raise DivergenceFileError(f"{where}: reason must be a string")
-    values = {name: _globs(where, name, raw.get(name, "*")) for name in GLOB_FIELDS}
-    reason = str(raw["reason"])
-    return Divergence(number=number, kind=str(raw["kind"]), reason=reason, **values)  # type: ignore[arg-type]
-
-
-def _globs(where: str, name: str, value: object) -> tuple[str, ...]:
-    """A field's globs: one glob string or a non-empty list of them."""
-    globs = [value] if isinstance(value, str) else value
-    if not isinstance(globs, list) or not globs or not all(isinstance(glob, str) and glob for glob in globs):
-        raise DivergenceFileError(f"{where}: {name} must be a non-empty glob string or a list of them")
-    return tuple(globs)
+        """How many unexpected matches, stale known divergences and stale policies there are: each fails the
+        gate."""
+        return len(self.unexpected) + len(self.stale) + len(self.stale_policies)
 
 
 class Scopes:
-    """The rows of a frame that entries' globs select, each column factorized once (into codes as small as its
-    distinct values allow) so that a glob tests each distinct value of it once."""
+    """The rows of a frame that entries' globs select, each column factorized once so that a glob tests each
+    distinct value of it once."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self.frame = frame
         self.factorized: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.matched: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
 
     def column(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """A column's codes and distinct values (a missing value is one of them)."""
         if name not in self.factorized:
-            codes, values = distinct_codes(self.frame[name])
-            self.factorized[name] = (codes.astype(np.min_scalar_type(len(values))), values)
+            self.factorized[name] = distinct_codes(self.frame[name])
         return self.factorized[name]
-
-    def matching(self, name: str, patterns: tuple[str, ...]) -> np.ndarray:
-        """Which rows have a value of the column that one of the globs matches (the globs tried on each distinct
-        value once per column and globs: entries share them)."""
-        codes, values = self.column(name)
-        key = (name, patterns)
-        if key not in self.matched:
-            self.matched[key] = np.array([any(fnmatch.fnmatchcase(str(value), pattern) for pattern in patterns)
-                                          for value in values], dtype=bool)
-        return self.matched[key][codes]
 
     def mask(self, entry: Divergence, fields: tuple[str, ...] = GLOB_FIELDS) -> np.ndarray:
         """Which rows the entry's globs select on the given fields."""
         mask = np.ones(len(self.frame), dtype=bool)
         for name in fields:
             patterns = getattr(entry, name)
-            if "*" not in patterns:
-                mask &= self.matching(name, patterns)
+            if "*" in patterns:
+                continue
+            codes, values = self.column(name)
+            chosen = np.array([any(fnmatch.fnmatchcase(str(value), pattern) for pattern in patterns)
+                               for value in values], dtype=bool)
+            mask &= chosen[codes]
         return mask
 
 
-def apply_divergences(
-    rows: pd.DataFrame, sessions: pd.DataFrame, entries: tuple[Divergence, ...], complete: bool = False
-) -> Verdict:
-    """Give each row a status and the label of the divergence covering it; find stale and idle entries.
+def explanations(rows: pd.DataFrame) -> set[str]:
+    """Every name the rows' labels use: their known divergences and the policies of their readings and
+    snapshots."""
+    names: set[str] = set()
+    for text in rows["explained"].dropna().unique():
+        names.update(str(text).removeprefix(UNEXPECTED).split("+"))
+    for text in rows["parity_explained"].dropna().unique():
+        for label in counts_of(str(text)):
+            names.update(label.split("+"))
+    return names
 
-    A mismatch of the entry's kind is a known divergence; a match it covers is an unexpected match; other
-    failures it covers stay what they are. An entry that covers no known divergence nor unexpected match is
-    stale when it selects rows of the run (they fail otherwise than it says), or when the run was `complete`
-    (not narrowed by a selection) and no session of it has the entry's template, family or syntax; otherwise
-    the run did not exercise it (e.g. a shape only the full profile makes, in a quick run).
+
+def apply_expectations(
+    rows: pd.DataFrame, sessions: pd.DataFrame, known: KnownDivergences, policies: Policies, complete: bool = False
+) -> Verdict:
+    """Give each row its status; find the known divergences and policies that cover nothing.
+
+    A known divergence that covers no row is stale when it selects rows of the run (they fail otherwise than it
+    says), or when the run was `complete` (not narrowed by a selection) and no session of it has the entry's
+    template, family or syntax; otherwise the run did not exercise it. A policy no row's label names is stale in a
+    complete run, else not exercised.
     """
     frame = rows.copy(deep=False)
-    codes, outcomes = distinct_codes(frame["outcome"])
-    statuses = np.array([raw_status(outcome).value for outcome in outcomes], dtype=object)[codes]
-    labels = np.full(len(frame), "", dtype=object)
-    free = np.ones(len(frame), dtype=bool)
-    mismatched = (frame["outcome"] == "mismatch").to_numpy()
-    matched = (frame["outcome"] == "match").to_numpy()
-    kinds = {kind: (frame["kind"] == kind).to_numpy() for kind in {entry.kind for entry in entries}}
+    frame["status"] = status_column(frame)
+    used = explanations(frame)
     scopes, session_scopes = Scopes(frame), Scopes(sessions)
     stale: list[Divergence] = []
     not_exercised: list[Divergence] = []
-    for entry in entries:
-        selected = scopes.mask(entry)
-        in_scope = selected & free
-        known = in_scope & mismatched & kinds[entry.kind]
-        unexpected = in_scope & matched
-        statuses[known] = Status.KNOWN.value
-        statuses[unexpected] = Status.UNEXPECTED_MATCH.value
-        covered = known | unexpected
-        labels[covered] = entry.label
-        free &= ~covered
-        if covered.any():
+    for entry in known.entries:
+        if entry.name in used:
             continue
-        if selected.any() or (complete and not session_scopes.mask(entry, (*SCOPE_FIELDS, "mode")).any()):
+        if scopes.mask(entry).any() or (complete and not session_scopes.mask(entry, (*SCOPE_FIELDS, "mode")).any()):
             stale.append(entry)
         else:
             not_exercised.append(entry)
-    frame["status"] = pd.Series(statuses, index=frame.index, dtype=frame["outcome"].dtype)
-    frame["divergence"] = pd.Series(labels, index=frame.index, dtype=frame["outcome"].dtype)
-    return Verdict(rows=frame, stale=tuple(stale), not_exercised=tuple(not_exercised))
+    unused = [policy for policy in policies.policies if policy.name not in used]
+    return Verdict(
+        rows=frame,
+        stale=tuple(stale),
+        not_exercised=tuple(not_exercised),
+        stale_policies=tuple(unused) if complete else (),
+        idle_policies=() if complete else tuple(unused),
+    )
 
 
-def classify_run(run: Run, path: Path | None = None) -> Verdict:
-    """A run's rows classified with the known divergences of the file at `path`, by default those of the
-    parser the run's stamp names (none for a parser without expectations, such as llama.cpp itself)."""
-    if path is None:
-        path = expectations_of(run.stamp).divergences
-    entries = load_divergences(path) if path is not None else ()
-    return apply_divergences(run.rows, run.sessions, entries, run.complete)
+def classify_run(run: Run) -> Verdict:
+    """A run's rows classified by their labels, checked against the expectations of the parser its stamp
+    names (none for a parser without expectations, such as llama.cpp itself)."""
+    expectations = expectations_of(run.stamp)
+    return apply_expectations(run.rows, run.sessions, expectations.known, expectations.policies, run.complete)

@@ -4,39 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from reports.expectations import row_label
-from reports.groups import combinations, per_distinct
+from harness.outcome_labels import LABEL_COLUMNS
+from reports.groups import per_distinct
 from reports.show import show_command
-from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status
+from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status, failing_mask, run_labels
 
 CHECKS = (*STREAM_CHECKS, *STRUCTURAL_CHECKS)
-READ = ["status", "template", "mode", "origin", "shape", "chunking", "case_id", "outcome", "kind", *CHECKS,
-        "detail", "error", "stream_detail", "structure_detail", "divergence"]
+READ = list(dict.fromkeys(["status", "template", "mode", "origin", "shape", "chunking", "case_id", *LABEL_COLUMNS,
+                           "detail", "error", "stream_detail", "structure_detail"]))
 COLUMNS = ["status", "template", "mode", "origin", "shape", "chunking", "label", "detail", "case_id", "show"]
 ORDER = ["template", "mode", "origin", "shape", "case_id", "chunking"]
 PIECE_ROWS = 50_000
 
 
 def failing_index(rows: pd.DataFrame) -> pd.Index:
-    """The rows that do not cleanly match (known divergences and broken checks included), in file order."""
-    broken = pd.Series(False, index=rows.index)
-    for check in CHECKS:
-        broken |= rows[check] == 0
-    shown = (~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])) | broken
+    """The rows that differ from llama.cpp's or fail (policies, llama.cpp defects, bugs, errors, broken
+    checks), in file order."""
+    shown = (~rows["status"].isin([Status.MATCH.value, Status.UNSUPPORTED.value])) | failing_mask(rows)
     return rows.loc[shown, ORDER].sort_values(ORDER, kind="stable").index
-
-
-def labels(rows: pd.DataFrame) -> np.ndarray:
-    """Each row's label (outcome, kind and the checks it breaks), made once per distinct combination of them."""
-    codes, distinct = combinations(rows, ["outcome", "kind", *CHECKS])
-    made = [
-        row_label(row.outcome, row.kind, [check for check in CHECKS if getattr(row, check) == 0])
-        for row in distinct.itertuples()
-    ]
-    return np.array(made, dtype=object)[codes]
 
 
 def first_text(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
@@ -50,8 +37,8 @@ def first_text(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
 def failure_lines(rows: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     """failures.csv's lines for `rows`: their label, first detail and the command that shows their case."""
     return rows.assign(
-        label=labels(rows),
-        detail=first_text(rows, ["detail", "error", "stream_detail", "structure_detail", "divergence"]),
+        label=run_labels(rows),
+        detail=first_text(rows, ["detail", "error", "stream_detail", "structure_detail"]),
         show=per_distinct(rows["case_id"], lambda case: show_command(case, run_dir)),
     )[COLUMNS]
 

@@ -13,7 +13,8 @@ from reports.runs import chunking_key
 from reports.statuses import STREAM_CHECKS, STRUCTURAL_CHECKS, Status, structural_break_mask
 
 GROUP_KEYS = ("family", "syntax", "shapes", "status", "kind", "what")
-GROUPED_STATUSES = (Status.MISMATCH, Status.KNOWN, Status.PARSER_ERROR, Status.ORACLE_ERROR)
+GROUPED_STATUSES = (Status.MISMATCH, Status.POLICY, Status.DEFECT, Status.PARSER_ERROR, Status.ORACLE_ERROR)
+ACCOUNTED_STATUSES = (Status.POLICY.value, Status.DEFECT.value)
 INDEX = re.compile(r"\[\d+\]")
 DISTINCT_HINT = 1_024
 FOLD_COLUMNS = ("case_id", "chunking", "reply", "shape", "template")
@@ -197,15 +198,17 @@ def failure_groups(
         "parser_reading",
         "error",
     ]
-    read = source_columns(rows, [*columns, *by, "outcome"])
+    read = source_columns(rows, [*columns, *by, "outcome", "explained"])
     failing = rows.loc[rows["status"].isin([status.value for status in statuses]), read]
     if failing.empty:
         return pd.DataFrame(columns=columns)
     failing = failing.assign(
         what=[
-            detail_path(detail) if outcome == "mismatch" else error_head(error) or outcome
-            for outcome, detail, error in zip(
-                failing["outcome"].tolist(), failing["detail"].tolist(), failing["error"].tolist()
+            explained if status in ACCOUNTED_STATUSES
+            else detail_path(detail) if outcome == "mismatch" else error_head(error) or outcome
+            for status, explained, outcome, detail, error in zip(
+                failing["status"].tolist(), failing["explained"].tolist(), failing["outcome"].tolist(),
+                failing["detail"].tolist(), failing["error"].tolist()
             )
         ]
     )

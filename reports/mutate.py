@@ -33,13 +33,13 @@ from harness.mutants import (
     mutants_of,
 )
 from harness.sweep_trace import IMPORT, read_trace
+from reports.baselines import Baseline, baseline_stamp, run_outcomes, write_baseline
 from reports.built_alike import REASON as BUILT_ALIKE
 from reports.built_alike import built_alike
 from reports.diff import Change
 from reports.divergences import Verdict, classify_run
-from reports.expectations import DIVERGENCES_FILE
-from reports.gate import Baseline, baseline_stamp, check, run_outcomes, write_baseline
-from reports.runs import Run, RunError, load_run
+from reports.gate import check
+from reports.runs import RunError, load_run
 from reports.tables import markdown_table
 from templates.index import load_index
 
@@ -272,16 +272,6 @@ class Reference:
     trace: dict[str, dict[int, set[str]]] = field(default_factory=dict)
 
 
-def divergences_of(run: Run, project: Path) -> Path | None:
-    """The known-divergences file of a run's parser, read from the project snapshot (not the working tree)."""
-    declared = run.stamp.get("expectations")
-    if not declared:
-        return None
-    directory = Path(str(declared))
-    file = (directory if directory.is_absolute() else project / directory) / DIVERGENCES_FILE
-    return file if file.is_file() else None
-
-
 def unexpected_keys(verdict: Verdict) -> frozenset[tuple[str, str]]:
     """The (case, chunking) keys of a verdict's unexpected matches."""
     rows = verdict.unexpected
@@ -310,7 +300,7 @@ def reference(settings: Settings, templates: str | None) -> Reference:
     swept = max(1, int(run.rows["template"].nunique()))
     return Reference(
         baseline,
-        unexpected_keys(classify_run(run, divergences_of(run, settings.project))),
+        unexpected_keys(classify_run(run)),
         seconds * max(1, settings.jobs) / swept,
         swept,
         float(run.rows["chunking"].isin(FOLLOW_UP.split(",")).mean()) if len(run.rows) else 1.0,
@@ -423,14 +413,14 @@ def estimate(plans: list[list[Sweep]], reference: Reference, settings: Settings)
     )
 
 
-def verdict_of(reference: Reference, run_dir: Path, project: Path) -> tuple[str, str]:
+def verdict_of(reference: Reference, run_dir: Path) -> tuple[str, str]:
     """Why the gate fails a mutant's run ('' when it passes): regressions, failing new rows, lost items or
     unexpected matches, with the first rows; and, when it passes, whether any row changed at all."""
     try:
         run = load_run(run_dir)
     except RunError as error:
         return f"no run: {error}", ""
-    verdict = classify_run(run, divergences_of(run, project))
+    verdict = classify_run(run)
     result = check(reference.baseline, run, verdict)
     unexpected = verdict.unexpected[
         [
@@ -450,8 +440,8 @@ def verdict_of(reference: Reference, run_dir: Path, project: Path) -> tuple[str,
     )
     reasons = []
     for what, rows in (
-        ("regressions", result.of(Change.REGRESSION)),
-        ("new failing rows", result.new_failures),
+        ("regressions", result.judgement.regressions),
+        ("new failing rows", result.judgement.new_failures),
         ("unexpected matches", unexpected),
     ):
         if not rows.empty:
@@ -461,8 +451,8 @@ def verdict_of(reference: Reference, run_dir: Path, project: Path) -> tuple[str,
                 for row in rows.head(SHOWN_ROWS).itertuples()
             )
             reasons.append(f"{len(rows)} {what} ({shown})")
-    if result.lost:
-        reasons.append(f"{len(result.lost)} sweep items lost ({result.lost[0]})")
+    if result.judgement.lost:
+        reasons.append(f"{len(result.judgement.lost)} sweep items lost ({result.judgement.lost[0]})")
     if not result.checked:
         total = len(reference.baseline.outcomes)
         reasons.append(f"nothing checked: the run holds none of the reference's {total} rows")
@@ -505,7 +495,7 @@ def check_mutant(mutant: Mutant, settings: Settings, reference: Reference | None
                     log.with_name(f"{mutant.id}.{number}.log") if number else log,
                     settings.project,
                 )
-                reason, note = verdict_of(reference, out, settings.project) if status is not None else ("", "")
+                reason, note = verdict_of(reference, out) if status is not None else ("", "")
                 if status is None or reason:
                     break
             served = sweep.label

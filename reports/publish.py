@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,17 +11,21 @@ from typing import Any
 import pandas as pd
 
 from chatparity.model import Row, columns
+from reports.ci import sweep_judgement
 from reports.coverage import Coverage, coverage, coverage_markdown
 from reports.divergences import Verdict, classify_run
+from reports.expectations import expectations_of
 from reports.failures import write_failures
 from reports.forked import both
 from reports.groups import failure_groups
 from reports.html import page
+from reports.judgement import Judgement
 from reports.multiturn import multiturn_section
 from reports.oracle_defects import defects_markdown, oracle_defects
 from reports.runs import Run, load_run
+from reports.show import show_command
 from reports.summary import summary_markdown, summary_text
-from reports.tables import Tables, build_tables, markdown_pieces, markdown_table, records
+from reports.tables import Tables, build_tables, markdown_table, records
 
 WIDTH = 100
 STORE_ONLY = ("oracle_vs_truth", "parser_vs_truth", "truth", "tools", "conversation", "oracle_structure_detail")
@@ -86,47 +90,84 @@ def write_csv(path: Path, frame: pd.DataFrame) -> Path:
     return path
 
 
+TOP = 15
+DATA_FILES = (
+    "report.html (every section, examples with both readings field by field)",
+    "failures.csv (every row that differs or fails, with its label and show command)",
+    "failure_groups.csv, stream_failures.csv, structure_failures.csv (rows that differ alike, folded)",
+    "counts_by_family.csv, counts_by_syntax.csv, counts_by_template.csv and tables.json (every count)",
+    "oracle_defects.md (what llama.cpp itself gets wrong), coverage.md (per template)",
+)
+
+
 def strict_section(verdict: Verdict) -> str:
-    """Markdown of the known-divergence problems: unexpected matches, stale and unexercised entries."""
-    unexpected = verdict.unexpected[["template", "mode", "shape", "chunking", "case_id", "divergence"]]
-    stale = pd.DataFrame([{"entry": entry.label, "reason": entry.reason} for entry in verdict.stale])
-    idle = pd.DataFrame([{"entry": entry.label, "reason": entry.reason} for entry in verdict.not_exercised])
+    """Markdown of the expectations that no longer hold: unexpected matches, stale entries and policies, and
+    those the run did not exercise."""
+    unexpected = verdict.unexpected[["template", "mode", "shape", "chunking", "case_id", "explained"]]
+    stale = pd.DataFrame([{"entry": entry.label, "reason": entry.reason} for entry in verdict.stale]
+                         + [{"entry": f"policy {policy.name}", "reason": policy.reason}
+                            for policy in verdict.stale_policies])
+    idle = pd.DataFrame([{"entry": entry.label, "reason": entry.reason} for entry in verdict.not_exercised]
+                        + [{"entry": f"policy {policy.name}", "reason": policy.reason}
+                           for policy in verdict.idle_policies])
     return "\n".join(
         [
             f"## Unexpected matches ({len(unexpected)}; each fails the gate)",
             "",
-            markdown_table(unexpected),
+            markdown_table(unexpected.head(TOP), WIDTH),
             "",
-            f"## Stale known divergences ({len(stale)}; each fails the gate)",
+            f"## Stale known divergences and policies ({len(stale)}; each fails the gate)",
             "",
-            markdown_table(stale),
+            markdown_table(stale, WIDTH),
             "",
-            f"## Known divergences this run did not exercise ({len(idle)})",
+            f"## Known divergences and policies this run did not exercise ({len(idle)})",
             "",
-            markdown_table(idle),
+            markdown_table(idle, WIDTH),
             "",
         ]
     )
 
 
-def report_parts(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame) -> Iterator[str]:
-    """The full markdown report's lines, a section at a time: summary, distinct failures, per family/syntax/
-    template tables, strictness."""
-    streams = verdict.stream_failures
-    structures = verdict.structure_failures
-    yield summary_markdown(run, verdict, "report.html")
+def policies_markdown(run: Run, judgement: Judgement) -> list[str]:
+    """The parser's policies with the rows and snapshots each accounts for, and the llama.cpp defects."""
+    policies = expectations_of(run.stamp).policies.policies
+    table = pd.DataFrame(
+        [{"policy": policy.name, "rows": judgement.policy_rows[policy.name],
+          "snapshots": judgement.policy_snapshots[policy.name], "documented": policy.documented,
+          "reason": policy.reason} for policy in policies],
+        columns=["policy", "rows", "snapshots", "documented", "reason"],
+    )
+    defects = sorted(set(judgement.defect_rows) | set(judgement.defect_snapshots))
+    defect_table = pd.DataFrame(
+        [{"llama.cpp defect": name, "whole readings": judgement.defect_rows[name],
+          "stream snapshots": judgement.defect_snapshots[name]} for name in defects],
+        columns=["llama.cpp defect", "whole readings", "stream snapshots"],
+    )
+    return [
+        "## The parser's policies", "", markdown_table(table, 160), "",
+        "## llama.cpp defects (never blamed on the parser; oracle_defects.md has what llama.cpp gets wrong)", "",
+        markdown_table(defect_table), "",
+    ]
+
+
+def report_parts(run: Run, verdict: Verdict, judgement: Judgement, tables: Tables,
+                 groups: pd.DataFrame) -> Iterator[str]:
+    """The markdown report, a page a person reads: the summary and verdict, the policies and defects, the tables
+    per syntax, the top differences, the strictness of the expectations, and where the full data is."""
+    yield summary_markdown(run, verdict, judgement, "report.html")
     yield from multiturn_section(run.directory, str(run.stamp.get("parser", "")))
-    yield from ["## All distinct failures", ""]
-    yield from markdown_pieces(groups[GROUP_COLUMNS], WIDTH)
-    yield from ["", f"## Stream check failures ({len(streams)} distinct)", ""]
-    yield from markdown_pieces(streams[STREAM_COLUMNS], WIDTH)
-    yield from ["", f"## Structural check failures of the parser's readings ({len(structures)} distinct)", ""]
-    yield from markdown_pieces(structures[STRUCTURE_COLUMNS], WIDTH)
-    yield ""
-    for by, shown in tables.shown.items():
-        for name, frame in shown.items():
-            yield from [f"## Per {by}: {name}", "", markdown_table(frame), ""]
+    yield from policies_markdown(run, judgement)
+    for name, frame in tables.shown["syntax"].items():
+        yield from [f"## Per syntax: {name}", "", markdown_table(frame), ""]
+    top = groups.head(TOP).assign(show=[f"`{show_command(case, run.directory)}`" for case in groups.head(TOP)["case_id"]])
+    yield from [f"## Top differences ({len(groups):,} distinct; all in failure_groups.csv and report.html)", "",
+                markdown_table(top[["rows", "status", "syntax", "shapes", "kind", "what", "template", "chunking",
+                                    "show"]], WIDTH), ""]
+    streams = verdict.stream_failures.head(TOP)
+    yield from [f"## Top stream check failures ({len(verdict.stream_failures):,} distinct)", "",
+                markdown_table(streams[STREAM_COLUMNS[:10]], WIDTH), ""]
     yield strict_section(verdict)
+    yield from ["## The full data", "", *(f"- {line}" for line in DATA_FILES), ""]
 
 
 def write_lines(path: Path, lines: Iterable[str]) -> Path:
@@ -139,60 +180,48 @@ def write_lines(path: Path, lines: Iterable[str]) -> Path:
 
 @dataclass(frozen=True)
 class Published:
-    """The report files written for a run, its one-screen terminal summary, and what the job run beside the
-    writing returned (`publish`'s `beside`)."""
+    """The report files written for a run, its one-screen terminal summary, the classified run and its
+    judgement against the parser's baseline."""
 
     files: list[Path]
     summary: str
     run: Run
     verdict: Verdict
-    beside: Any = None
+    judgement: Judgement
 
 
-def publish(run_dir: Path, out: Path | None = None, divergences: Path | None = None,
-            beside: Callable[[Run, Verdict], Any] | None = None) -> Published:
-    """Load and classify the run in `run_dir` once; write its report files into `out` (default: the run
-    directory) and return them with the terminal summary and what `beside(run, verdict)`, run while the files
-    are written, returned."""
+def publish(run_dir: Path, out: Path | None = None) -> Published:
+    """Load, classify and judge the run in `run_dir` once; write its report files into `out` (default: the run
+    directory) and return them with the terminal summary."""
     run = load_run(Path(run_dir), REPORT_COLUMNS)
-    verdict = classify_run(run, divergences)
+    verdict = classify_run(run)
+    judgement = sweep_judgement(run, verdict)
     target = Path(out) if out is not None else run.directory
-    files, besides = write_files(run, verdict, target, beside)
-    return Published(files, summary_text(run, verdict, target / "report.md"), run, verdict, besides)
+    files = write_files(run, verdict, judgement, target)
+    return Published(files, summary_text(run, verdict, judgement, str(target / "report.md")), run, verdict,
+                     judgement)
 
 
-def write_files(run: Run, verdict: Verdict, target: Path,
-                beside: Callable[[Run, Verdict], Any] | None = None) -> tuple[list[Path], Any]:
-    """Write all report files of a classified run into `target`; return them and what `beside(run, verdict)`
-    returned. A forked child writes the HTML page, the JSON tables, failures.csv and the coverage files while
-    this process writes the markdown and the other CSV tables, then runs `beside`, whose error is raised once
-    every file is written."""
+def write_files(run: Run, verdict: Verdict, judgement: Judgement, target: Path) -> list[Path]:
+    """Write all report files of a judged run into `target` and return them: a forked child writes the HTML
+    page, the JSON tables, failures.csv and the coverage files while this process writes the markdown and the
+    other CSV tables."""
     target.mkdir(parents=True, exist_ok=True)
     tables = build_tables(verdict.rows)
     groups = failure_groups(verdict.rows)
-
-    def here() -> tuple[list[Path], Any, Exception | None]:
-        """This process's share: the markdown and CSV tables, then `beside` (its result or its error)."""
-        written = write_text_files(run, verdict, tables, groups, target)
-        try:
-            return written, beside(run, verdict) if beside is not None else None, None
-        except Exception as error:  # noqa: BLE001 - raised once the child's files are written too
-            return written, None, error
-
-    (text_files, besides, error), page_files = both(
-        here, lambda: write_page_files(run, verdict, tables, groups, target)
+    text_files, page_files = both(
+        lambda: write_text_files(run, verdict, judgement, tables, groups, target),
+        lambda: write_page_files(run, verdict, judgement, tables, groups, target),
     )
-    if error is not None:
-        raise error
-    return text_files + page_files, besides
+    return text_files + page_files
 
 
-def write_text_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame,
+def write_text_files(run: Run, verdict: Verdict, judgement: Judgement, tables: Tables, groups: pd.DataFrame,
                      target: Path) -> list[Path]:
     """Write report.md, summary.md and the count, group, stream and structure CSV tables; return them."""
     written = [target / "report.md", target / "summary.md"]
-    write_lines(written[0], report_parts(run, verdict, tables, groups))
-    written[1].write_text(summary_markdown(run, verdict, "report.html"), encoding="utf-8")
+    write_lines(written[0], report_parts(run, verdict, judgement, tables, groups))
+    written[1].write_text(summary_markdown(run, verdict, judgement, "report.html"), encoding="utf-8")
     for by, counts in tables.counts.items():
         written.append(write_csv(target / f"counts_by_{by}.csv", counts))
     written.append(write_csv(target / "failure_groups.csv", groups))
@@ -201,13 +230,14 @@ def write_text_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.Data
     return written
 
 
-def write_page_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFrame,
+def write_page_files(run: Run, verdict: Verdict, judgement: Judgement, tables: Tables, groups: pd.DataFrame,
                      target: Path) -> list[Path]:
     """Write report.html, tables.json, the oracle defect files, failures.csv and the coverage files; return
     them."""
     defects = oracle_defects(run)
     html = target / "report.html"
-    html.write_text(page(run, verdict, tables, defects), encoding="utf-8")
+    policies = expectations_of(run.stamp).policies
+    html.write_text(page(run, verdict, judgement, tables, defects, policies), encoding="utf-8")
     written = [html]
     written.append(
         write_json(
@@ -222,10 +252,15 @@ def write_page_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.Data
                 "failures": records(groups[GROUP_COLUMNS]),
                 "stream_failures": records(verdict.stream_failures[STREAM_COLUMNS]),
                 "structure_failures": records(verdict.structure_failures[STRUCTURE_COLUMNS]),
+                "verdict": judgement.lines(),
+                "policies": {"rows": dict(judgement.policy_rows), "snapshots": dict(judgement.policy_snapshots)},
+                "llama_cpp_defects": {"rows": dict(judgement.defect_rows),
+                                      "snapshots": dict(judgement.defect_snapshots)},
                 "unexpected_matches": records(
-                    verdict.unexpected[["case_id", "chunking", "template", "divergence"]]
+                    verdict.unexpected[["case_id", "chunking", "template", "explained"]]
                 ),
                 "stale_divergences": [entry.label for entry in verdict.stale],
+                "stale_policies": [policy.name for policy in verdict.stale_policies],
                 "unexercised_divergences": [entry.label for entry in verdict.not_exercised],
             },
         )

@@ -1,16 +1,20 @@
-"""How a report counts a row: the raw outcome (chatparity.model) with known divergences applied."""
+"""How a report counts a row: its outcome as the parser's expectations account for it (the label the sweep stored
+with it), and the checks it breaks that are the parser's fault."""
 
 from __future__ import annotations
 
-import hashlib
 from collections import namedtuple
 from collections.abc import Iterable, Iterator
 from enum import Enum
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from chatparity.model import ORACLE_FAILURES, PARSER_FAILURES, STREAM_CHECKS, STRUCTURAL_CHECKS, Kind, Outcome
+from harness.known_divergences import UNEXPECTED
+from harness.labels import DEFECT
+from harness.outcome_labels import LABEL_COLUMNS, PROBLEMS_CHECK, row_label
 
 __all__ = [
     "MISMATCH_KINDS",
@@ -19,24 +23,25 @@ __all__ = [
     "STREAM_CHECKS",
     "STRUCTURAL_CHECKS",
     "Status",
-    "label_reading",
-    "outcome_label",
-    "reading_digest",
-    "raw_status",
+    "failing_mask",
     "plain_rows",
+    "run_labels",
+    "status_column",
+    "stream_faults",
     "structural_break_mask",
-    "structural_breaks",
 ]
 
 PLAIN_BATCH = 65_536
 
 
 class Status(str, Enum):
-    """A row's standing in the reports."""
+    """A row's standing in the reports: the three labels of a difference (a parser policy, a llama.cpp defect, a
+    parser bug), agreement, or a side that could not answer."""
 
     MATCH = "match"
+    POLICY = "policy"
+    DEFECT = "llama.cpp defect"
     MISMATCH = "mismatch"
-    KNOWN = "known divergence"
     UNEXPECTED_MATCH = "unexpected match"
     ORACLE_ERROR = "oracle error"
     PARSER_ERROR = "parser error"
@@ -46,14 +51,17 @@ class Status(str, Enum):
 MISMATCH_KINDS = tuple(kind.value for kind in Kind)
 ORACLE_ERRORS = tuple(outcome.value for outcome in ORACLE_FAILURES)
 PARSER_ERRORS = tuple(outcome.value for outcome in PARSER_FAILURES)
+FAILING_STATUSES = (Status.MISMATCH.value, Status.PARSER_ERROR.value, Status.ORACLE_ERROR.value)
 
 
-def raw_status(outcome: str) -> Status:
-    """The status of a raw outcome before known divergences are applied."""
+def status_of(outcome: str, explained: str) -> Status:
+    """The status of a row's stored outcome and the label the sweep gave its difference."""
     if outcome == Outcome.MATCH.value:
-        return Status.MATCH
+        return Status.UNEXPECTED_MATCH if explained.startswith(UNEXPECTED) else Status.MATCH
     if outcome == Outcome.MISMATCH.value:
-        return Status.MISMATCH
+        if explained.startswith(DEFECT):
+            return Status.DEFECT
+        return Status.POLICY if explained else Status.MISMATCH
     if outcome in ORACLE_ERRORS:
         return Status.ORACLE_ERROR
     if outcome in PARSER_ERRORS:
@@ -63,50 +71,52 @@ def raw_status(outcome: str) -> Status:
     raise ValueError(f"unknown row outcome {outcome!r}")
 
 
-def outcome_label(outcome: str, kind: str) -> str:
-    """The outcome with its mismatch kind, e.g. 'mismatch:calls', the form baselines and diffs compare."""
-    return f"{outcome}:{kind}" if outcome == Outcome.MISMATCH.value and kind else outcome
-
-
-READING_MARK = " @"
-
-
-def reading_digest(reading: str) -> str:
-    """A short digest of a reading's JSON text, as a label pins a mismatching reading."""
-    return hashlib.sha256(reading.encode("utf-8")).hexdigest()[:10]
-
-
-def label_outcome(label: str) -> str:
-    """A label's outcome without its reading's digest and the checks it breaks: 'match !clean=2' -> 'match',
-    'mismatch:calls @0a1b2c3d4e' -> 'mismatch:calls'."""
-    return label.partition(" !")[0].partition(READING_MARK)[0]
-
-
-def label_reading(label: str) -> str:
-    """The digest of the parser's reading a mismatch label pins ('' when it pins none)."""
-    return label.partition(" !")[0].partition(READING_MARK)[2]
-
-
-def structural_breaks(row: Any) -> list[str]:
-    """The structural checks a row's parser reading breaks where llama.cpp's reading of it does not: those count
-    against the parser (where both break one, it is llama.cpp's defect, listed in oracle_defects.md)."""
-    return [
-        check
-        for check in STRUCTURAL_CHECKS
-        if getattr(row, check, None) == 0 and getattr(row, f"oracle_{check}", None) != 0
-    ]
+def status_column(rows: pd.DataFrame) -> pd.Series:
+    """Each row's status, found once per distinct (outcome, explained)."""
+    explained = rows["explained"].fillna("") if "explained" in rows.columns else pd.Series("", index=rows.index)
+    pairs = pd.MultiIndex.from_arrays([rows["outcome"].astype(str), explained.astype(str)])
+    codes, distinct = pd.factorize(pairs)
+    values = np.array([status_of(outcome, text).value for outcome, text in distinct], dtype=object)
+    return pd.Series(values[codes], index=rows.index, dtype="str")
 
 
 def structural_break_mask(rows: pd.DataFrame) -> pd.Series:
-    """Per row, whether `structural_breaks` finds a check its parser reading breaks where llama.cpp's holds."""
+    """Per row, whether its parser reading breaks a structural check that llama.cpp's reading holds (a reading a
+    policy predicts, only problems_agree: `harness.outcome_labels.structural_breaks`)."""
     broken = pd.Series(False, index=rows.index, dtype=bool)
+    by_policy = rows["status"].eq(Status.POLICY.value) if "status" in rows.columns else False
     for check in STRUCTURAL_CHECKS:
         if check not in rows.columns:
             continue
         oracle = f"oracle_{check}"
         holds = rows[oracle].ne(0) if oracle in rows.columns else True
-        broken |= rows[check].eq(0) & holds
+        judged = True if check == PROBLEMS_CHECK else ~by_policy
+        broken |= rows[check].eq(0) & holds & judged
     return broken
+
+
+def stream_faults(rows: pd.DataFrame) -> dict[str, pd.Series]:
+    """Per stream check, the rows that break it by the parser's fault (as `harness.outcome_labels.broken_checks`
+    counts them): consistent and monotonic where the row departs from llama.cpp's, clean and snapshot parity
+    wherever they break."""
+    departs = (
+        (rows["outcome"] != Outcome.MATCH.value)
+        | rows["parity_breaks"].fillna(0).gt(0)
+        | rows["parity_explained"].fillna("").ne("")
+    )
+    return {
+        check: rows[check].eq(0) & (departs if check in ("consistent", "monotonic") else True)
+        for check in STREAM_CHECKS
+    }
+
+
+def failing_mask(rows: pd.DataFrame) -> pd.Series:
+    """Per row (with a `status`), whether its label is a failure of the parser's: a mismatch no expectation
+    accounts for, an error, a check it breaks by its own fault."""
+    failing = rows["status"].isin(FAILING_STATUSES) | structural_break_mask(rows)
+    for broken in stream_faults(rows).values():
+        failing |= broken
+    return failing
 
 
 def plain_rows(rows: pd.DataFrame, names: Iterable[str]) -> Iterator[Any]:
@@ -117,3 +127,8 @@ def plain_rows(rows: pd.DataFrame, names: Iterable[str]) -> Iterator[Any]:
     for start in range(0, len(rows), PLAIN_BATCH):
         batch = rows.iloc[start:start + PLAIN_BATCH]
         yield from map(record._make, zip(*(batch[name].tolist() for name in present)))
+
+
+def run_labels(rows: pd.DataFrame) -> list[str]:
+    """The label of every row of a run (`harness.outcome_labels.row_label`)."""
+    return [row_label(row) for row in plain_rows(rows, LABEL_COLUMNS)]

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from harness.labels import counts_of, is_defect
 from reports.groups import combinations
 from reports.runs import ordered_chunkings
 from reports.statuses import (
@@ -21,6 +22,7 @@ from reports.statuses import (
     STREAM_CHECKS,
     STRUCTURAL_CHECKS,
     Status,
+    stream_faults,
 )
 
 GROUPINGS = ("family", "syntax", "template")
@@ -33,8 +35,9 @@ STRUCTURE_COLUMNS = tuple(
 )
 STATUS_COLUMNS = {
     Status.MATCH: "match",
-    Status.MISMATCH: "mismatch",
-    Status.KNOWN: "known",
+    Status.POLICY: "policy",
+    Status.DEFECT: "llama.cpp_defect",
+    Status.MISMATCH: "bug",
     Status.UNEXPECTED_MATCH: "unexpected_match",
     Status.UNSUPPORTED: "unsupported",
 }
@@ -45,18 +48,25 @@ COUNTED = (
     "status",
     "kind",
     "outcome",
+    "parity_breaks",
+    "parity_explained",
     *STREAM_CHECKS,
     *(f"{prefix}{check}" for prefix in SIDES.values() for check in STRUCTURAL_CHECKS),
 )
 """The columns a row's counts depend on: rows alike in all of them count alike."""
+SNAPSHOT_COLUMNS = ("snapshots_policy", "snapshots_llama.cpp_defect", "snapshots_bug")
+SNAPSHOT_TITLES = ("snapshots: policy", "snapshots: llama.cpp defect", "snapshots: parser bug")
 COUNT_COLUMNS = (
     "rows",
+    "read",
     *STATUS_COLUMNS.values(),
     *MISMATCH_KINDS,
     *ORACLE_ERRORS,
     *PARSER_ERRORS,
     "streamed",
+    "streams_failing",
     *STREAM_CHECKS,
+    *SNAPSHOT_COLUMNS,
     *STRUCTURE_COLUMNS,
 )
 
@@ -69,11 +79,27 @@ class Tables:
     shown: dict[str, dict[str, pd.DataFrame]]
 
 
+def snapshot_counts(explained: pd.Series, breaks: pd.Series) -> pd.DataFrame:
+    """Per row, how many of its streams' snapshots differ from llama-server's as a policy says, as a llama.cpp
+    defect makes them, and as neither (a parser bug)."""
+    policy, defect = [], []
+    for text in explained.fillna("").tolist():
+        counts = counts_of(str(text))
+        defect.append(sum(count for label, count in counts.items() if is_defect(label)))
+        policy.append(sum(counts.values()) - defect[-1])
+    return pd.DataFrame(
+        {"snapshots_policy": policy, "snapshots_llama.cpp_defect": defect,
+         "snapshots_bug": breaks.fillna(0).astype("int64").tolist()},
+        index=explained.index, dtype="int64",
+    )
+
+
 def indicators(rows: pd.DataFrame) -> pd.DataFrame:
-    """One 0/1 column per counted property of a row (statuses, unexplained mismatch kinds, errors, checks), as
-    FLAG (sums of it are int64)."""
+    """One column per counted property of a row (statuses, unexplained mismatch kinds, errors, checks as 0/1
+    FLAG; its snapshots by label as counts)."""
     flags = pd.DataFrame(index=rows.index)
     flags["rows"] = pd.Series(1, index=rows.index, dtype=FLAG)
+    flags["read"] = (rows["status"] != Status.UNSUPPORTED.value).astype(FLAG)
     for status, column in STATUS_COLUMNS.items():
         flags[column] = (rows["status"] == status.value).astype(FLAG)
     for kind in MISMATCH_KINDS:
@@ -82,8 +108,13 @@ def indicators(rows: pd.DataFrame) -> pd.DataFrame:
         flags[outcome] = (rows["outcome"] == outcome).astype(FLAG)
     streamed = (rows["chunking"] != "whole") & rows["consistent"].notna()
     flags["streamed"] = streamed.astype(FLAG)
+    faults = stream_faults(rows)
+    failing = pd.Series(False, index=rows.index)
     for check in STREAM_CHECKS:
-        flags[check] = (streamed & (rows[check] == 1)).astype(FLAG)
+        flags[check] = (streamed & ~faults[check]).astype(FLAG)
+        failing |= faults[check]
+    flags["streams_failing"] = (streamed & failing).astype(FLAG)
+    flags = pd.concat([flags, snapshot_counts(rows["parity_explained"], rows["parity_breaks"])], axis=1)
     for prefix in SIDES.values():
         for check in STRUCTURAL_CHECKS:
             flags[f"{prefix}{check}_judged"] = rows[f"{prefix}{check}"].notna().astype(FLAG)
@@ -119,19 +150,20 @@ def _with_total(sums: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 def match_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Per group: rows, overall match rate, and match/total per chunking, finished and partial apart."""
+    """Per group: rows the parser reads, overall match rate, and match/read per chunking, finished and partial
+    apart (rows of sessions the parser declines are in no rate)."""
 
     def sums(cell: pd.DataFrame) -> pd.DataFrame:
-        """Match and row sums per group of some counts, with the '(all)' line."""
-        return _with_total(cell.groupby(by, sort=True)[["match", "rows"]].sum().reset_index(), by).set_index(
+        """Match and read-row sums per group of some counts, with the '(all)' line."""
+        return _with_total(cell.groupby(by, sort=True)[["match", "read"]].sum().reset_index(), by).set_index(
             by
         )
 
     overall = sums(counts)
     table = pd.DataFrame(
         {
-            "rows": overall["rows"].astype(int),
-            "match": [rate(int(m), int(t)) for m, t in zip(overall["match"], overall["rows"])],
+            "rows read": overall["read"].astype(int),
+            "match": [rate(int(m), int(t)) for m, t in zip(overall["match"], overall["read"])],
         },
         index=overall.index,
     )
@@ -141,7 +173,7 @@ def match_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
             cell = sums(counts[(counts["chunking"] == chunking) & (counts["reply"] == reply)])
             label = chunking if reply == "finished" else f"{chunking} partial"
             table[label] = [
-                rate(int(cell.at[group, "match"]), int(cell.at[group, "rows"]))
+                rate(int(cell.at[group, "match"]), int(cell.at[group, "read"]))
                 if group in cell.index
                 else "–"
                 for group in table.index
@@ -150,12 +182,13 @@ def match_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 def outcome_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Per group: rows by status, unexplained mismatches by kind, oracle and parser errors, unsupported."""
-    columns = ["rows", *STATUS_COLUMNS.values(), *MISMATCH_KINDS, *ORACLE_ERRORS, *PARSER_ERRORS]
+    """Per group: the rows the parser reads by label (match, parser policy, llama.cpp defect, parser bug by
+    kind), unexpected matches, oracle and parser errors, and the rows of declined sessions apart."""
+    columns = ["read", *STATUS_COLUMNS.values(), *MISMATCH_KINDS, *ORACLE_ERRORS, *PARSER_ERRORS]
     sums = _with_total(counts.groupby(by, sort=True)[columns].sum().reset_index(), by)
     table = pd.DataFrame({by: sums[by]})
-    for column in ["rows", "match", "mismatch", *MISMATCH_KINDS, "known", "unexpected_match"]:
-        table[column.replace("_", " ")] = sums[column].astype(int)
+    for column in ["read", "match", "policy", "llama.cpp_defect", "bug", *MISMATCH_KINDS, "unexpected_match"]:
+        table[("rows read" if column == "read" else column).replace("_", " ")] = sums[column].astype(int)
     table["oracle errors"] = sums[list(ORACLE_ERRORS)].sum(axis=1).astype(int)
     table["parser errors"] = sums[list(PARSER_ERRORS)].sum(axis=1).astype(int)
     table["unsupported"] = sums["unsupported"].astype(int)
@@ -163,13 +196,18 @@ def outcome_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 def stream_table(counts: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Per group: streamed rows and how many pass each stream check."""
-    sums = _with_total(counts.groupby(by, sort=True)[["streamed", *STREAM_CHECKS]].sum().reset_index(), by)
-    table = pd.DataFrame({by: sums[by], "streamed": sums["streamed"].astype(int)})
+    """Per group: streamed rows, how many fail a check by the parser's fault, how many pass each check, and
+    their snapshots that differ from llama-server's by label."""
+    columns = ["streamed", "streams_failing", *STREAM_CHECKS, *SNAPSHOT_COLUMNS]
+    sums = _with_total(counts.groupby(by, sort=True)[columns].sum().reset_index(), by)
+    table = pd.DataFrame({by: sums[by], "streamed": sums["streamed"].astype(int),
+                          "failing": sums["streams_failing"].astype(int)})
     for check in STREAM_CHECKS:
         table[check.replace("_", " ")] = [
             ratio(int(p), int(s)) for p, s in zip(sums[check], sums["streamed"])
         ]
+    for column, title in zip(SNAPSHOT_COLUMNS, SNAPSHOT_TITLES):
+        table[title] = sums[column].astype(int)
     return table
 
 

@@ -36,7 +36,7 @@ def sweep(out: Path, corpus: Path, cache: Path, *flags: str) -> int:
     return sweep_command.main(argv, prog="chatparity sweep")
 
 
-OTHER_PARSER = ("--allow-other-parser", "--allow-pin-mismatch", "--divergences", "/dev/null")
+OTHER_PARSER = ("--allow-other-parser", "--allow-pin-mismatch")
 
 
 def streamed_sweep(out: Path, corpus: Path, cache: Path, parser: str = "reply") -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from chatparity.model import Row, SessionRecord, record_from
+from harness.outcome_labels import reading_digest
 from harness.store import connect, write_records, write_stamp
-from reports.statuses import reading_digest
 
 STAMP = {
     "llama_cpp_commit": "abc123",
@@ -17,6 +17,7 @@ STAMP = {
     "oracle_build": "b1",
     "llama_cpp_python_version": "0.3.36",
     "parser": "reply",
+    "expectations": None,
     "parser_revision": "r1",
     "profile": "quick",
     "seeds": [1],

@@ -14,7 +14,7 @@ import pytest
 from chatparity import cli
 from tests.drill_support import QWEN3, corpus_file, sweep
 
-BASELINE_FLAGS = ("--allow-pin-mismatch", "--divergences", "/dev/null")
+BASELINE_FLAGS = ("--allow-pin-mismatch",)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,9 @@ from reports_store_builder import StoreBuilder
 
 from reports.commands.coverage import main as coverage_main
 from reports.coverage import coverage
-from reports.divergences import apply_divergences
+from harness.known_divergences import KnownDivergences
+from harness.policies import Policies
+from reports.divergences import apply_expectations
 from reports.runs import load_run
 
 
@@ -46,7 +48,7 @@ def coverage_run(directory: Path) -> Path:
 
 def test_per_template_coverage(tmp_path: Path) -> None:
     run = load_run(coverage_run(tmp_path))
-    result = coverage(run, apply_divergences(run.rows, run.sessions, ()).rows)
+    result = coverage(run, apply_expectations(run.rows, run.sessions, KnownDivergences(), Policies()).rows)
     a = result.templates.set_index("template").loc["a.jinja"]
     assert (a["family"], a["syntax"], a["jinja2 renders"], a["prompt parity"]) == (
         "qwen",
@@ -64,7 +66,7 @@ def test_per_template_coverage(tmp_path: Path) -> None:
 
 def test_family_rollup_and_what_the_parser_does_not_handle(tmp_path: Path) -> None:
     run = load_run(coverage_run(tmp_path))
-    result = coverage(run, apply_divergences(run.rows, run.sessions, ()).rows)
+    result = coverage(run, apply_expectations(run.rows, run.sessions, KnownDivergences(), Policies()).rows)
     qwen = result.families.set_index("family").loc["qwen"]
     assert (qwen["templates"], qwen["cases"], qwen["unsupported sessions"]) == (3, 4, 3)
     assert result.unsupported.to_dict(orient="records") == [
@@ -111,7 +113,7 @@ def test_templates_offered_tools_where_llama_cpp_reads_no_call_are_listed(tmp_pa
     builder.row("r1", "refuses.jinja", "char", mode="think/auto", oracle_reading=call)
     builder.row("t1", "text.jinja", "whole", mode="nothink/none")
     run = load_run(builder.write())
-    result = coverage(run, apply_divergences(run.rows, run.sessions, ()).rows)
+    result = coverage(run, apply_expectations(run.rows, run.sessions, KnownDivergences(), Policies()).rows)
     read = result.templates.set_index("template")["cases llama.cpp reads a call in"]
     assert read.to_dict() == {"a.jinja": 1, "refuses.jinja": 0, "text.jinja": 0}
     assert result.no_calls_read["template"].tolist() == ["refuses.jinja"]

@@ -13,7 +13,7 @@ from reports_store_builder import MISMATCH_READ, StoreBuilder
 from reports.commands.diff import main as diff_main
 from reports.diff import Change, PinMismatch, change_counts, diff_json, diff_markdown, diff_runs
 from reports.runs import load_run
-from reports.statuses import label_outcome
+from harness.outcome_labels import label_outcome
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -68,15 +68,15 @@ def test_planted_changes_are_found(tmp_path: Path) -> None:
 
 def test_counts_per_family_are_counts_not_ratios(tmp_path: Path) -> None:
     counts = change_counts(planted(tmp_path), "family").set_index("family")
-    assert counts.loc["qwen"].tolist() == [1, 1, 1, 0, 0]
-    assert counts.loc["llama"].tolist() == [1, 0, 0, 1, 1]
+    assert counts.loc["qwen"].tolist() == [1, 1, 1, 0, 0, 0]
+    assert counts.loc["llama"].tolist() == [1, 0, 0, 0, 1, 1]
 
 
 def test_markdown_shows_top_rows_and_the_rest_as_a_count(tmp_path: Path) -> None:
     text = diff_markdown(planted(tmp_path), "base", "head", "https://ci.test/report", top=1)
     assert "### Regressions (2)" in text and "…and 1 others." in text
     assert "mismatch:calls" in text and "Full report: https://ci.test/report" in text
-    assert "### New rows that do not match (1)" in text and "### Fixes (1)" in text
+    assert "### New rows that fail (1)" in text and "### Fixes (1)" in text
     (fixed,) = [line for line in text.splitlines() if "| a2 " in line]
     assert [cell.strip() for cell in fixed.split("|")[6:9]] == [
         f"mismatch:content{MISMATCH_READ}", "match", "content @3: 'lo' vs ''"]

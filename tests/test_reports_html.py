@@ -70,6 +70,12 @@ def test_page_parses_with_every_tag_closed(tmp_path: Path) -> None:
     assert not any(tag in {"script", "link"} for tag, _ in collector.tags)
 
 
+def test_page_opens_with_the_verdict(tmp_path: Path) -> None:
+    text, _ = page_of(tmp_path)
+    body = text.split("<body>", 1)[1]
+    assert body.index('<p class="fail">FAIL (no baseline): 0 regressions, 2 new failing rows') < body.index("<details")
+
+
 def test_page_holds_the_heatmap_with_coloured_cells(tmp_path: Path) -> None:
     text, collector = page_of(tmp_path)
     assert ("table", {"class": "heatmap", "id": "heatmap"}) in collector.tags
@@ -84,15 +90,31 @@ def test_page_holds_the_heatmap_with_coloured_cells(tmp_path: Path) -> None:
     )
 
 
-def test_page_shows_an_example_per_kind_with_the_first_difference_marked(tmp_path: Path) -> None:
+def test_page_shows_an_example_per_kind_with_the_differing_field_marked(tmp_path: Path) -> None:
     text, collector = page_of(tmp_path)
     ids = {attrs.get("id") for _, attrs in collector.tags}
     assert {"examples-content", "examples-calls"} <= ids
     assert "content @4: &#x27;o &lt;tool&gt;&#x27; vs &#x27;x &lt;tool&gt;&#x27;" in text
     assert (
-        "&quot;Hell<mark>o</mark> &lt;tool&gt;&quot;" in text
-        and "&quot;Hell<mark>x</mark> &lt;tool&gt;" in text
-    )
+        '<tr class="differs"><th>content</th><td><pre>Hell<mark>o</mark> &lt;tool&gt;</pre></td>'
+        "<td><pre>Hell<mark>x</mark> &lt;tool&gt;</pre></td></tr>"
+    ) in text
+    assert "<tr><th>reasoning_content</th>" in text, "a field that agrees is shown, not marked"
+
+
+def test_the_mark_lands_on_the_arguments_that_differ_not_on_an_earlier_field(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path / "run")
+    call = {"name": "f", "arguments": '{"city": "Rio"}', "id": ""}
+    oracle = json.dumps({**MESSAGE, "reasoning_content": "r", "tool_calls": [call]})
+    parser = json.dumps({**MESSAGE, "reasoning_content": "r", "tool_calls": [{**call, "arguments": '{"city": "Rim"}'}]})
+    builder.row("c1", "a.jinja", "whole", "mismatch", "calls", oracle_reading=oracle, parser_reading=parser,
+                detail="tool_calls[0].arguments.city @2: 'Rio' vs 'Rim'")
+    run = builder.write()
+    publish(run)
+    text = (run / "report.html").read_text(encoding="utf-8")
+    assert '<tr class="differs"><th>tool_calls[0].arguments</th>' in text
+    assert "Ri<mark>o</mark>" in text and "Ri<mark>m</mark>" in text
+    assert "<tr><th>reasoning_content</th><td><pre>r</pre></td><td><pre>r</pre></td></tr>" in text
 
 
 def test_page_escapes_replies_and_names(tmp_path: Path) -> None:
@@ -101,25 +123,34 @@ def test_page_escapes_replies_and_names(tmp_path: Path) -> None:
     assert "b<i>.jinja" in "".join(collector.text) and "<i>" not in text
 
 
-def test_heatmap_cells_link_into_folded_sections_with_new_mismatches_first(tmp_path: Path) -> None:
+def test_heatmap_cells_link_to_the_title_of_their_rows_with_failing_rows_first(tmp_path: Path) -> None:
     text, collector = page_of(tmp_path)
     links = [attrs["href"] for tag, attrs in collector.tags if tag == "a" and attrs.get("href")]
     assert "#cell--a.jinja--whole" in links
-    target = text.index('<div id="cell--a.jinja--whole">')
-    assert text.rfind("<details>", 0, target) > text.rfind("</details>", 0, target)
+    target = text.index('<h3 id="cell--a.jinja--whole">a.jinja · whole: 1 rows differ or fail')
+    assert text.rfind('<details id="cells">', 0, target) > text.rfind("</details>", 0, target)
     sections = [attrs["id"] for tag, attrs in collector.tags if tag == "details" and attrs.get("id")]
-    assert sections[:3] == ["new", "heatmap-section", "cells"]
+    assert sections[:3] == ["failing", "heatmap-section", "cells"]
     assert "chatparity show c1 " in text
 
 
-def test_heatmap_leaves_out_unsupported_rows_and_shows_known_divergences_apart(tmp_path: Path) -> None:
+def test_a_stream_that_fails_while_its_final_reading_matches_reaches_the_heatmap(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path / "run")
+    builder.row("c1", "a.jinja", "char", "match", snapshot_parity=0, parity_breaks=2,
+                stream_detail="snapshot_parity: after prefix 3: content @0: 'a' vs 'b'")
+    run = builder.write()
+    publish(run)
+    text = (run / "report.html").read_text(encoding="utf-8")
+    assert '<a href="#cell--a.jinja--char">0%<br><small>1 fail</small></a>' in text
+
+
+def test_heatmap_leaves_out_unsupported_rows_and_notes_policy_and_defect_rows_apart(tmp_path: Path) -> None:
     builder = StoreBuilder(tmp_path / "run")
     builder.row("c1", "a.jinja", "whole", "match").row("c2", "a.jinja", "whole", "unsupported")
-    builder.row("c3", "a.jinja", "whole", "mismatch", "content", shape="lost")
-    entries = tmp_path / "known.toml"
-    entries.write_text('[[divergence]]\ntemplate = "a.jinja"\nshape = "lost"\nkind = "content"\nreason = "r"\n')
+    builder.row("c3", "a.jinja", "whole", "mismatch", "content", explained="holds-marker-starts")
+    builder.row("c4", "a.jinja", "whole", "mismatch", "calls", explained="llama.cpp:empty_read")
     run = builder.write()
-    publish(run, divergences=entries)
+    publish(run)
     text = (run / "report.html").read_text(encoding="utf-8")
-    assert 'title="1/1 (100.0%) match; 1 known divergences; 1 unsupported"' in text
-    assert "100%<br><small>+1 known</small>" in text
+    assert 'title="3/3 (100.0%) pass (final reading and streams); 1 parser policy; 1 llama.cpp defect; ' in text
+    assert "100%<br><small>1 policy</small><br><small>1 llama.cpp</small>" in text

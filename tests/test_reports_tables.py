@@ -9,11 +9,28 @@ from pathlib import Path
 import pandas as pd
 from reports_store_builder import StoreBuilder
 
-from reports.divergences import apply_divergences
+from harness.known_divergences import KnownDivergences
+from harness.policies import Policies
+from reports.divergences import apply_expectations, classify_run
 from reports.groups import detail_path, failure_groups, stream_groups
+from reports.judgement import judge
 from reports.runs import load_run
-from reports.summary import classify, summarize, summary_markdown
+from reports.summary import summary_markdown, summary_text
 from reports.tables import build_tables, markdown_pieces, markdown_table
+
+
+def summarize(directory: Path) -> str:
+    """The terminal summary of the run in `directory`, judged without a baseline."""
+    run = load_run(directory)
+    verdict = classify_run(run)
+    return summary_text(run, verdict, judge(run, verdict, None))
+
+
+def markdown_summary(directory: Path, report: str | None = None) -> str:
+    """The markdown summary of the run in `directory`, judged without a baseline."""
+    run = load_run(directory)
+    verdict = classify_run(run)
+    return summary_markdown(run, verdict, judge(run, verdict, None), report)
 
 
 def small_run(directory: Path) -> Path:
@@ -51,12 +68,12 @@ def small_run(directory: Path) -> Path:
 def classified(directory: Path) -> pd.DataFrame:
     """The rows of the small run with statuses (no known divergences)."""
     run = load_run(small_run(directory))
-    return apply_divergences(run.rows, run.sessions, ()).rows
+    return apply_expectations(run.rows, run.sessions, KnownDivergences(), Policies()).rows
 
 
 def test_family_counts_per_chunking_and_reply(tmp_path: Path) -> None:
     counts = build_tables(classified(tmp_path)).counts["family"].set_index(["family", "chunking", "reply"])
-    assert counts.loc[("qwen", "whole", "finished"), ["rows", "match", "mismatch", "calls"]].tolist() == [
+    assert counts.loc[("qwen", "whole", "finished"), ["rows", "match", "bug", "calls"]].tolist() == [
         3,
         2,
         1,
@@ -90,9 +107,9 @@ def test_outcome_and_stream_tables_per_template(tmp_path: Path) -> None:
     tables = build_tables(classified(tmp_path)).shown["template"]
     outcomes = tables["outcomes"].set_index("template")
     assert outcomes.loc[
-        "b.jinja", ["rows", "match", "mismatch", "content", "oracle errors", "parser errors"]
+        "b.jinja", ["rows read", "match", "bug", "content", "oracle errors", "parser errors"]
     ].tolist() == [4, 1, 1, 1, 1, 1]
-    assert outcomes.loc["(all)", ["calls", "known"]].tolist() == [2, 0]
+    assert outcomes.loc["(all)", ["calls", "policy", "llama.cpp defect"]].tolist() == [2, 0, 0]
     stream = tables["stream"].set_index("template")
     assert stream.at["b.jinja", "monotonic"] == "0/1"
     assert stream.at["(all)", "snapshot parity"] == "3/4"
@@ -125,7 +142,7 @@ def test_failure_groups_by_cell_are_each_cells_own_groups(tmp_path: Path) -> Non
                     detail=pick.choice(details) if outcome == "mismatch" else "",
                     reply="x" * pick.randint(1, 9), shape=pick.choice(["s1", "s2", "fuzz:seed=1:2"]))
     run = load_run(builder.write())
-    rows = apply_divergences(run.rows, run.sessions, ()).rows
+    rows = apply_expectations(run.rows, run.sessions, KnownDivergences(), Policies()).rows
     cell = ["template", "chunking"]
     folded = failure_groups(rows, by=tuple(cell))
     assert len(folded) > 10
@@ -140,7 +157,7 @@ def test_stream_groups_fold_broken_invariants(tmp_path: Path) -> None:
     assert groups[["family", "what", "rows", "case_id"]].to_dict(orient="records") == [
         {"family": "llama", "what": "monotonic: content retracts @N", "rows": 1, "case_id": "c5"}
     ]
-    assert "1× llama/json shape plain: monotonic: content retracts @N" in summarize(tmp_path)
+    assert "monotonic 1" in summarize(tmp_path)
 
 
 def test_detail_path_keeps_rejection_reasons_apart() -> None:
@@ -158,30 +175,33 @@ def test_markdown_table_escapes_pipes_and_newlines() -> None:
 def test_summaries_name_the_counts(tmp_path: Path) -> None:
     run = small_run(tmp_path)
     text = summarize(run)
-    assert "rows 10 read (0 unsupported left out): match 5/10 (50.0%)" in text
-    assert "new mismatches 3 (content 1, calls 2)" in text
-    assert "errors: oracle 1, parser 1" in text
+    assert text.startswith("FAIL (no baseline): 0 regressions, 5 new failing rows")
+    assert "rows 10 read (0 in sessions the parser declines left out): match 5/10 (50.0%)" in text
+    assert "parser bug 3 (content 1, calls 2); errors: parser 1, llama.cpp 1" in text
+    assert "streams: 4 streamed rows; 3 pass every check, 1 fail one" in text
     assert len(text.splitlines()) <= 24
-    markdown = summary_markdown(*classify(run), report="https://example.test/report.html")
-    assert "| 10 " in markdown and "Full report: https://example.test/report.html" in markdown
+    markdown = markdown_summary(run, report="https://example.test/report.html")
+    assert markdown.splitlines()[2].startswith("**FAIL (no baseline)")
+    assert "Full report: https://example.test/report.html" in markdown
 
 
 def test_summaries_warn_of_lost_sweep_items(tmp_path: Path) -> None:
     builder = StoreBuilder(tmp_path)
     builder.stamp["lost_items"] = ["sweep.json::a.jinja[think/auto|single]: AttributeError"]
     run = builder.row("c1", "a.jinja").write()
-    assert "LOST: 1 sweep items failed" in summarize(run)
-    assert "1 sweep items failed; their rows are missing" in summary_markdown(*classify(run))
+    assert "; 1 sweep items lost" in summarize(run).splitlines()[0]
+    assert "1 sweep items lost" in markdown_summary(run).splitlines()[2]
 
 
-def test_headlines_leave_out_unsupported_rows_and_known_divergences(tmp_path: Path) -> None:
+def test_headlines_and_rates_leave_out_unsupported_rows(tmp_path: Path) -> None:
     builder = StoreBuilder(tmp_path)
     builder.row("c1", "a.jinja", "whole", "match").row("c2", "a.jinja", "whole", "mismatch", "content")
     for case in ("u1", "u2", "u3"):
         builder.row(case, "declined.jinja", "whole", "unsupported")
     text = summarize(builder.write())
-    assert "rows 2 read (3 unsupported left out): match 1/2 (50.0%)" in text
-    assert "worst templates: a.jinja 1/2 (50.0%)" in text and "declined.jinja" not in text.split("worst")[1]
+    assert "rows 2 read (3 in sessions the parser declines left out): match 1/2 (50.0%)" in text
+    tables = build_tables(classify_run(load_run(tmp_path)).rows).shown["template"]
+    assert tables["match"].set_index("template").at["declined.jinja", "match"] == "–"
 
 
 def test_a_loaded_run_reads_as_pandas_reads_its_store_holding_each_repeated_text_once(

@@ -12,26 +12,19 @@ from reports_store_builder import MISMATCH_READ, StoreBuilder
 
 from chatparity.cli import main as cli
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
+from harness.outcome_labels import failing_label, reading_digest, row_label, structural_breaks
 from reports.ci import append_step_summary, exit_status, junit_xml
 from reports.divergences import classify_run
-from reports.expectations import (
-    Expectations,
-    ParserMismatch,
-    beyond,
-    broken_checks,
-    check_same_parser,
-    counted,
-    expectations_of,
-    row_label,
-    run_labels,
-)
+from reports.expectations import Expectations, ParserMismatch, check_same_parser, expectations_of
+from reports.judgement import judge
 from reports.runs import load_run
 from reports.statuses import (
     STRUCTURAL_CHECKS,
+    failing_mask,
     plain_rows,
-    reading_digest,
+    run_labels,
+    status_column,
     structural_break_mask,
-    structural_breaks,
 )
 
 
@@ -65,12 +58,11 @@ def test_a_run_without_expectations_gets_no_known_divergences(tmp_path: Path) ->
     assert set(verdict.rows["status"]) == {"mismatch", "match", "unsupported"} and not verdict.stale
 
 
-def test_rows_beyond_expectations_are_the_failures_the_baseline_does_not_record(tmp_path: Path) -> None:
+def test_rows_failing_the_run_are_the_failures_the_baseline_does_not_record(tmp_path: Path) -> None:
     run = load_run(run_with(tmp_path))
-    rows = classify_run(run).rows
-    empty = pd.DataFrame(columns=["case_id", "chunking", "outcome"])
-    found = beyond(rows, empty)
-    assert sorted(zip(found["case_id"], found["chunking"], found["label"])) == [
+    verdict = classify_run(run)
+    found = judge(run, verdict, None).failures
+    assert sorted(zip(found["case_id"], found["chunking"], found["head"])) == [
         ("c1", "char", "match !clean,snapshot_parity"),
         ("c1", "whole", f"mismatch:content{MISMATCH_READ}"),
     ]
@@ -78,17 +70,37 @@ def test_rows_beyond_expectations_are_the_failures_the_baseline_does_not_record(
         [("c1", "whole", f"mismatch:content{MISMATCH_READ}"), ("c1", "char", "match")],
         columns=["case_id", "chunking", "outcome"],
     )
-    left = beyond(rows, recorded)
-    assert list(zip(left["case_id"], left["chunking"], left["expected"])) == [("c1", "char", "match")]
-    assert exit_status(run, left) == 1 and exit_status(run, left.iloc[0:0]) == 0
+    judged = judge(run, verdict, recorded)
+    left = judged.failures
+    assert list(zip(left["case_id"], left["chunking"], left["base"])) == [("c1", "char", "match")]
+    assert exit_status(judged) == 1
+    recorded.loc[1, "outcome"] = "match !clean,snapshot_parity"
+    assert exit_status(judge(run, verdict, recorded)) == 0
 
 
-def test_labels_carry_broken_stream_checks() -> None:
-    assert row_label("mismatch", "calls", []) == "mismatch:calls"
+def row(outcome: str, kind: str = "", explained: str = "", reading: str = "", **checks: object) -> object:
+    """A row as labels read it: every column set, stream and structural checks as given (else unknown)."""
+    names = ["consistent", "monotonic", "clean", "snapshot_parity", "clean_breaks", "parity_breaks",
+             *STRUCTURAL_CHECKS, *(f"oracle_{check}" for check in STRUCTURAL_CHECKS)]
+    values = {name: checks.get(name) for name in names}
+    return type("Row", (), {"outcome": outcome, "kind": kind, "explained": explained, "parser_reading": reading,
+                            "parity_explained": checks.get("parity_explained", ""), **values})()
+
+
+def test_labels_name_the_policy_the_defect_or_the_bug_and_the_checks_the_parser_breaks() -> None:
     reading = '{"content": "x"}'
-    assert row_label("mismatch", "calls", ["clean"], reading) == f"mismatch:calls @{reading_digest(reading)} !clean"
-    assert row_label("match", "", [], reading) == "match"
-    assert row_label("match", "", ["clean", "snapshot_parity"]) == "match !clean,snapshot_parity"
+    assert row_label(row("mismatch", "calls")) == "mismatch:calls"
+    assert row_label(row("mismatch", "calls", reading=reading, clean=0)) == (
+        f"mismatch:calls @{reading_digest(reading)} !clean"
+    )
+    assert row_label(row("mismatch", "calls", "holds-marker-starts+closes")) == "policy:holds-marker-starts+closes"
+    assert row_label(row("mismatch", "calls", "llama.cpp:stale_view")) == "llama.cpp:stale_view"
+    assert row_label(row("match", reading=reading)) == "match"
+    assert row_label(row("match", clean=0, snapshot_parity=0, parity_breaks=2)) == "match !clean,snapshot_parity=2"
+    assert row_label(row("match", monotonic=0)) == "match", "a stream that is llama.cpp's own inherits its faults"
+    assert row_label(row("match", monotonic=0, parity_explained="x=1")) == "match !monotonic"
+    assert row_label(row("mismatch", "calls", "closes", arguments_schema=0)) == "policy:closes"
+    assert row_label(row("mismatch", "calls", "closes", problems_agree=0)) == "policy:closes !problems_agree"
 
 
 def checked_rows(count: int) -> pd.DataFrame:
@@ -96,26 +108,28 @@ def checked_rows(count: int) -> pd.DataFrame:
     them (pandas strings, NaN where NULL), over more than one batch of plain_rows."""
     values = [0.0, 1.0, float("nan")]
     frame = {
-        "outcome": pd.Series(["match", "mismatch", "match", "parser_error"] * (count // 4), dtype="str"),
-        "kind": pd.Series(["", "calls", "", ""] * (count // 4), dtype="str"),
+        "outcome": pd.Series(["match", "mismatch", "mismatch", "parser_crashed"] * (count // 4), dtype="str"),
+        "kind": pd.Series(["", "calls", "content", ""] * (count // 4), dtype="str"),
+        "explained": pd.Series(["", "", "holds", "", "llama.cpp:stale_view", ""] * (count // 6) + [""] * (count % 6),
+                               dtype="str"),
+        "parity_explained": pd.Series(["", "", "", "holds=2", "", ""] * (count // 6) + [""] * (count % 6),
+                                      dtype="str"),
         "parser_reading": pd.Series(['{"content": "x"}', None, "", '{"content": "y"}'] * (count // 4), dtype="str"),
     }
     names = ["consistent", "monotonic", "clean", "snapshot_parity", "clean_breaks", "parity_breaks",
              *STRUCTURAL_CHECKS, *(f"oracle_{check}" for check in STRUCTURAL_CHECKS)]
     for step, name in enumerate(names):
         frame[name] = [values[(i // 3 ** (step % 9)) % 3] for i in range(count)]
-    return pd.DataFrame(frame)
+    rows = pd.DataFrame(frame)
+    return rows.assign(status=status_column(rows))
 
 
 def test_labels_and_failing_masks_read_every_row_as_row_by_row_reading_does(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("reports.statuses.PLAIN_BATCH", 1000)
-    rows = checked_rows(4000)
-    by_row = [
-        row_label(row.outcome, row.kind, [counted(check, row) for check in broken_checks(row)],
-                  str(row.parser_reading or ""))
-        for row in rows.itertuples()
-    ]
+    rows = checked_rows(4008)
+    by_row = [row_label(row) for row in rows.itertuples()]
     assert run_labels(rows) == by_row and len(set(by_row)) > 50
+    assert list(failing_mask(rows)) == [failing_label(label) for label in by_row]
     assert list(structural_break_mask(rows)) == [bool(structural_breaks(row)) for row in rows.itertuples()]
     assert structural_break_mask(rows).any() and not structural_break_mask(rows).all()
     without_oracle = rows.drop(columns=[f"oracle_{STRUCTURAL_CHECKS[0]}"])
@@ -136,16 +150,16 @@ def test_runs_of_different_parsers_are_refused_unless_allowed() -> None:
 
 def test_junit_has_a_test_case_per_session_with_failures_counted(tmp_path: Path) -> None:
     run = load_run(run_with(tmp_path))
-    rows = classify_run(run).rows
-    text = junit_xml(run, beyond(rows, pd.DataFrame(columns=["case_id", "chunking", "outcome"])))
+    judged = judge(run, classify_run(run), None)
+    text = junit_xml(run, judged)
     root = ElementTree.fromstring(text)
     assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("2", "1", "1")
     failing = root.find(".//testcase[@classname='a.jinja']")
     assert failing is not None and failing.get("name") == "nothink/none|plain"
     failure = failing.find("failure")
-    assert failure is not None and failure.get("message") == "2 rows fail beyond the parser's expectations"
+    assert failure is not None and failure.get("message") == "2 rows fail against the parser's expectations"
     assert "chatparity show c1" in (failure.text or "") and "match !clean," in (failure.text or "")
-    assert text == junit_xml(run, beyond(rows, pd.DataFrame(columns=["case_id", "chunking", "outcome"])))
+    assert text == junit_xml(run, judged)
 
 
 def test_the_step_summary_is_appended_only_where_github_names_it(

@@ -42,9 +42,11 @@ function argumentsValue(text) {
 // One call's JSON object: {name, arguments}, partial while the reply is cut inside it.
 function callOf(body, partial, names) {
   const head = /^\{\s*"name"\s*:\s*"([^"]*)"\s*,\s*"arguments"\s*:\s*/.exec(body);
+  const named = partial && !head && /^\{\s*"name"\s*:\s*"([^"]*)"/.exec(body);
+  if (named) return { name: named[1], arguments: "{", id: "" };  // as llama.cpp shows a call once it is named
   if (!head) return partial ? null : { error: "a call is not {\"name\": …, \"arguments\": …}" };
   const value = argumentsValue(body.slice(head[0].length));
-  if (!value) return partial ? { name: head[1], arguments: body.slice(head[0].length).trimEnd(), id: "" } : { error: "unfinished arguments" };
+  if (!value) return partial ? { name: head[1], arguments: body.slice(head[0].length).trimEnd() || "{", id: "" } : { error: "unfinished arguments" };
   if (!partial && !names.has(head[1])) return { error: `unknown tool ${head[1]}` };
   const after = body.slice(head[0].length + value.end);
   if (!partial && !/^\s*\}\s*$/.test(after)) return { error: "a call's object does not close after its arguments" };
@@ -60,6 +62,7 @@ function read(reader, text, partial) {
     const close = rest.indexOf(THINK_CLOSE);
     if (close < 0) {
       reasoning = partial ? rest.slice(0, rest.length - heldBack(rest, THINK_CLOSE)) : rest;
+      if (partial && !reasoning.trim()) reasoning = "";
       return { content: "", reasoning_content: reasoning, tool_calls: [] };
     }
     reasoning = rest.slice(0, close).trim() ? rest.slice(0, close) : "";

@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from harness.known_divergences import DivergenceFileError
+from harness.policies import PolicyFileError
 from reports.coverage import coverage, coverage_markdown
-from reports.divergences import DivergenceFileError, classify_run
+from reports.divergences import classify_run
 from reports.publish import write_coverage
 from reports.runs import RunError, load_run
 
@@ -17,16 +19,11 @@ def main(argv: list[str], prog: str) -> int:
     parser = argparse.ArgumentParser(prog=prog, description="Report template coverage of a run.")
     parser.add_argument("run", type=Path, help="the run directory (holding rows.sqlite)")
     parser.add_argument("--out", type=Path, help="where to write coverage.* (default: the run directory)")
-    parser.add_argument(
-        "--divergences",
-        type=Path,
-        help="the known-divergences file (default: those of the run's parser, as its stamp names them)",
-    )
     args = parser.parse_args(argv)
     try:
         run = load_run(args.run)
-        verdict = classify_run(run, args.divergences)
-    except (RunError, DivergenceFileError) as error:
+        verdict = classify_run(run)
+    except (RunError, DivergenceFileError, PolicyFileError) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
     covered = coverage(run, verdict.rows)

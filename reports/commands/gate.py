@@ -8,19 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.known_divergences import DivergenceFileError
+from harness.policies import PolicyFileError
+from reports.baselines import BaselineError, outcomes_file, read_baseline, update, write_baseline
 from reports.diff import Change
-from reports.divergences import DivergenceFileError, classify_run
+from reports.divergences import classify_run
 from reports.expectations import ParserMismatch, baseline_of, check_same_parser
-from reports.gate import (
-    BaselineError,
-    GateResult,
-    check,
-    check_pins,
-    outcomes_file,
-    read_baseline,
-    update,
-    write_baseline,
-)
+from reports.gate import GateResult, check, check_pins
 from reports.runs import RunError, load_run
 from reports.show import show_command
 
@@ -44,54 +38,66 @@ def row_lines(rows: pd.DataFrame, run_dir: Path) -> list[str]:
     ]
 
 
-def report(result: GateResult, baseline_dir: Path, run_dir: Path) -> list[str]:
-    """The gate's printed verdict."""
-    regressions, changes = result.of(Change.REGRESSION), result.of(Change.KIND_CHANGE)
-    fixes, new = result.of(Change.FIX), result.of(Change.NEW)
-    verdict = result.verdict
+def report(result: GateResult, baseline_dir: Path, run_dir: Path, shown: int = 20) -> list[str]:
+    """The gate's printed verdict: PASS or FAIL first, what accounts for the rows, every change, and on a FAIL
+    the failing rows last, each with the command that shows it."""
+    judgement, verdict = result.judgement, result.verdict
+    changes, fixes = result.of(Change.KIND_CHANGE), result.of(Change.FIX)
+    relabelled, new = result.of(Change.RELABEL), result.of(Change.NEW)
     lines = [
+        f"gate: {'PASS' if result.passed else 'FAIL'}: {run_dir} "
+        + judgement.lines()[0].partition(" ")[2].replace("against ", "against the baseline ", 1),
+        *judgement.lines()[1:],
         (
-            f"gate: {run_dir} against {baseline_dir}: {len(result.rows)} rows checked; {len(regressions)} "
-            f"regressions, {len(changes)} kind changes, {len(fixes)} improvements, {len(new)} new rows "
-            f"({int((new['head'] != 'match').sum())} not matching); {result.not_run} baseline rows not run"
-        )
+            f"  rows checked {result.checked:,} of the baseline's ({result.not_run:,} not run), {len(new):,} new; "
+            f"{len(fixes):,} fixed, {len(changes):,} failing otherwise, {len(relabelled):,} accounted for otherwise"
+        ),
     ]
-    if not regressions.empty:
-        lines += [
-            ("REGRESSIONS (matched in the baseline and no longer match, break a stream check they did not, or "
-             "match only by giving up a known divergence):"),
-            *row_lines(regressions, run_dir),
-        ]
-    if not result.new_failures.empty:
-        lines += [
-            "NEW ROWS THAT FAIL (not in the baseline: a new mismatch, parser error or broken stream check):",
-            *row_lines(result.new_failures, run_dir),
-        ]
-    if not changes.empty:
-        lines += ["kind changes (failed one way, now fail another):", *row_lines(changes, run_dir)]
+    if not relabelled.empty:
+        lines += ["accounted for otherwise (passing both ways; e.g. a match now a policy's):",
+                  *row_lines(relabelled.head(shown), run_dir)]
+    if not fixes.empty:
+        lines += [f"fixed (failed in the baseline; record them: chatparity gate --baseline {baseline_dir} --update "
+                  f"{run_dir}):", *row_lines(fixes.head(shown), run_dir)]
+    if not judgement.accepted.empty:
+        lines += ["accepted by the baseline without a reason (fix each, or name the rule it follows):",
+                  *row_lines(judgement.accepted.head(shown), run_dir)]
     if not verdict.unexpected.empty:
-        lines.append(
-            "UNEXPECTED MATCHES (listed as known divergences, now match; remove or narrow the entry):"
-        )
+        lines.append("UNEXPECTED MATCHES (a known divergence selects them, but they match; narrow or remove it):")
         lines += [
-            f"  {row.template} {row.mode} shape {row.shape} {row.chunking} case {row.case_id}: "
-            f"{row.divergence}"
-            for row in verdict.unexpected.itertuples()
+            f"  {row.template} {row.mode} shape {row.shape} {row.chunking} case {row.case_id}: {row.explained}"
+            for row in verdict.unexpected.head(shown).itertuples()
         ]
     if verdict.stale:
-        lines.append("STALE KNOWN DIVERGENCES (cover no row of this run; fix or remove them):")
+        lines.append("STALE KNOWN DIVERGENCES (account for no row of this run; fix or remove them):")
         lines += [f"  {entry.label}: {entry.reason}" for entry in verdict.stale]
-    if not fixes.empty or not changes.empty or not new.empty:
-        lines.append(
-            f"to record these outcomes: chatparity gate --baseline {baseline_dir} --update {run_dir}"
-        )
+    if verdict.stale_policies:
+        lines.append("STALE POLICIES (account for no row or snapshot of a complete run; fix or remove them):")
+        lines += [f"  {policy.name} ({policy.rule}): {policy.reason}" for policy in verdict.stale_policies]
     if result.checked == 0:
         lines.append("NOTHING CHECKED: the run holds no row of the baseline")
-    if result.lost:
-        lines.append(f"LOST: the sweep lost {len(result.lost)} items, whose rows were not checked:")
-        lines += [f"  {item}" for item in result.lost]
+    if judgement.lost:
+        lines.append(f"LOST: the sweep lost {len(judgement.lost)} items, whose rows were not checked:")
+        lines += [f"  {item}" for item in judgement.lost]
+    failures = judgement.failures
+    if not failures.empty:
+        lines.append(f"FAILING ROWS ({len(failures):,}; regressions first; look at each with its command):")
+        lines += failure_lines(failures.head(shown), run_dir)
+        if len(failures) > shown:
+            lines.append(f"  …and {len(failures) - shown:,} more (failures.csv, report.html)")
     lines.append("gate: PASS" if result.passed else "gate: FAIL")
     return lines
+
+
+def failure_lines(rows: pd.DataFrame, run_dir: Path) -> list[str]:
+    """Failing rows, one line each: how they fail against the baseline, and the command that shows the case."""
+    return [
+        f"  {row.change}: {row.template} {row.mode} shape {row.shape} {row.chunking}: "
+        f"{row.base if isinstance(row.base, str) else '(not in the baseline)'} -> {row.head}"
+        + (f"  [{row.detail}]" if row.detail else "")
+        + f"  {show_command(row.case_id, run_dir)}"
+        for row in rows.itertuples()
+    ]
 
 
 def main(argv: list[str], prog: str) -> int:
@@ -111,11 +117,6 @@ def main(argv: list[str], prog: str) -> int:
         "--prune",
         action="store_true",
         help="with --update, drop the baseline rows RUN did not run (cases a corpus change retired)",
-    )
-    parser.add_argument(
-        "--divergences",
-        type=Path,
-        help="the known-divergences file (default: those of the run's parser, as its stamp names them)",
     )
     parser.add_argument(
         "--allow-pin-mismatch",
@@ -156,10 +157,10 @@ def main(argv: list[str], prog: str) -> int:
                 f"{stale} {'dropped' if args.prune else 'kept'}"
             )
             return 0
-        verdict = classify_run(run, args.divergences)
-    except (RunError, BaselineError, DivergenceFileError, ParserMismatch) as error:
+        verdict = classify_run(run)
+    except (RunError, BaselineError, DivergenceFileError, PolicyFileError, ParserMismatch) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
-    result = check(baseline, run, verdict)
+    result = check(baseline, run, verdict, str(args.baseline))
     print("\n".join(report(result, args.baseline, run.directory)))
     return 0 if result.passed else 1

@@ -6,7 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports.divergences import DivergenceFileError
+from harness.known_divergences import DivergenceFileError
+from harness.policies import PolicyFileError
+from reports.baselines import BaselineError
 from reports.publish import publish
 from reports.runs import RunError
 
@@ -16,16 +18,11 @@ def main(argv: list[str], prog: str) -> int:
     parser = argparse.ArgumentParser(prog=prog, description="Write the report files of a run.")
     parser.add_argument("run", type=Path, help="the run directory (holding rows.sqlite)")
     parser.add_argument("--out", type=Path, help="where to write the reports (default: the run directory)")
-    parser.add_argument(
-        "--divergences",
-        type=Path,
-        help="the known-divergences file (default: those of the run's parser, as its stamp names them)",
-    )
     args = parser.parse_args(argv)
     try:
-        published = publish(args.run, args.out, args.divergences)
+        published = publish(args.run, args.out)
         print(published.summary)
-    except (RunError, DivergenceFileError) as error:
+    except (RunError, DivergenceFileError, PolicyFileError, BaselineError) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
     print("wrote:", *[str(path) for path in published.files], sep="\n  ")
