@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from chatparity.model import Message, Reading
+from harness.compare import agrees
 from harness.policies import Policies
 from harness.policy_rules import Point, takes_back
 
@@ -21,12 +22,15 @@ DEFECT = "llama.cpp:"
 STALE_VIEW = DEFECT + "stale_view"
 RETRACTION = DEFECT + "retraction"
 EMPTY_READ = DEFECT + "empty_read"
+DEPARTS_FROM_TRUTH = DEFECT + "departs_from_truth"
 DEFECT_REASONS = {
     STALE_VIEW: "llama.cpp's partial parse of this prefix comes back empty after an earlier prefix showed "
                 "something, so llama-server keeps showing what it showed last, which depends on the chunks",
     RETRACTION: "llama.cpp's stream takes back what it showed earlier (text, a call, or arguments), which "
                 "llama-server cannot send as a diff",
     EMPTY_READ: "llama.cpp reads the reply as an empty message although its stream showed something",
+    DEPARTS_FROM_TRUTH: "llama.cpp reads the reply otherwise than the message it was written to mean (its truth), "
+                        "which the parser reads",
 }
 
 
@@ -140,13 +144,13 @@ def shown_last(views: Iterable[Reading]) -> Message | None:
 
 def final_label(
     readings: Sequence[Reading], actual: Reading, point: Point, policies: Policies, stale: Callable[[], bool],
-    known: str = "",
+    known: str = "", truth: Message | None = None,
 ) -> str | None:
     """The label of a difference between llama.cpp's reading of a whole reply and the parser's (None: a parser
     bug): the parser's policies that predict it, else the known divergence `known` that selects the row, else the
-    llama.cpp defect behind it. `readings` are llama.cpp's: what llama-server's stream ended on, then llama.cpp's
-    own read of the whole reply where that differs; `stale()` tells whether the first is a stale view
-    llama-server kept."""
+    llama.cpp defect behind it (where the reply's `truth` is known, the parser reading it and llama.cpp not is
+    one). `readings` are llama.cpp's: what llama-server's stream ended on, then llama.cpp's own read of the whole
+    reply where that differs; `stale()` tells whether the first is a stale view llama-server kept."""
     for expected in readings:
         names = policies.explain(expected, actual, point)
         if names:
@@ -163,6 +167,8 @@ def final_label(
     ended = readings[0]
     if isinstance(ended, Message) and ended != EMPTY and stale():
         return STALE_VIEW
+    if truth is not None and agrees(truth, actual) and not any(agrees(truth, expected) for expected in readings):
+        return DEPARTS_FROM_TRUTH
     return None
 
 

@@ -427,7 +427,7 @@ class SessionRunner:
             return streamed and reply.partial and run.prefixes(len(reply.text)) == EMPTY
 
         known = self.known.explain(values, found.kind.value)
-        return final_label(readings, parser_final, point, self.policies, stale, known) or ""
+        return final_label(readings, parser_final, point, self.policies, stale, known, reply.truth) or ""
 
     def judged(
         self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, found: Difference | None,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from chatparity.model import Message, Rejection, ToolCall
 from harness.labels import (
+    DEPARTS_FROM_TRUTH,
     EMPTY_READ,
     RETRACTION,
     STALE_VIEW,
@@ -108,6 +109,15 @@ def test_a_whole_read_empty_after_the_stream_showed_something_is_llama_cpps_defe
 def test_a_known_divergence_comes_after_the_policies_and_before_llama_cpps_defects() -> None:
     point = Point("text", False, (), stream_end=call('{"a": 1'))
     assert final_label([EMPTY], call('{"a": 2}'), point, Policies(), lambda: False, "my-entry") == "my-entry"
+
+
+def test_a_reading_that_is_the_replys_truth_where_llama_cpps_is_not_is_llama_cpps_defect() -> None:
+    point = Point("<|tool_call>call:get-weather{}<tool_call|>", False, ())
+    meant = Message(tool_calls=(ToolCall("get-weather", "{}"),))
+    assert final_label([EMPTY], meant, point, Policies(), lambda: False, truth=meant) == DEPARTS_FROM_TRUTH
+    assert final_label([EMPTY], meant, point, Policies(), lambda: False) is None
+    other = Message(tool_calls=(ToolCall("get_weather", "{}"),))
+    assert final_label([EMPTY], other, point, Policies(), lambda: False, truth=meant) is None
 
 
 def test_a_stale_end_of_a_cut_reply_is_llama_cpps_defect() -> None:

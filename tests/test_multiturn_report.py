@@ -12,7 +12,9 @@ from reports_store_builder import StoreBuilder
 from harness.multiturn_checks import Break
 from reports.commands.report import main as report_main
 from reports.coverage import coverage
-from reports.divergences import apply_divergences
+from harness.known_divergences import KnownDivergences
+from harness.policies import Policies
+from reports.divergences import apply_expectations
 from reports.multiturn import summarise, write_multiturn
 from reports.runs import load_run
 from reports.template_behaviours import Behaviour, BehaviourFileError, load_behaviours
@@ -154,7 +156,7 @@ def test_a_sweep_report_and_its_coverage_link_the_multiturn_results(tmp_path: Pa
     run_dir = builder.write()
     write_multiturn(summarise(sample_rows(), (DROPS,)), {"parser": "reply"}, tmp_path / "multiturn-reply")
     run = load_run(run_dir)
-    covered = coverage(run, apply_divergences(run.rows, run.sessions, ()).rows)
+    covered = coverage(run, apply_expectations(run.rows, run.sessions, KnownDivergences(), Policies()).rows)
     assert covered.templates.set_index("template").loc["a.jinja", "append-safe (multiturn)"] == "known"
     assert report_main([str(run_dir)], "chatparity report") == 0
     report = (run_dir / "report.md").read_text(encoding="utf-8")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +12,6 @@ from reports.mutate import (
     Reference,
     Settings,
     Sweep,
-    divergences_of,
     narrowed,
     reached,
     sample,
@@ -131,14 +129,6 @@ def test_a_syntax_module_serves_its_syntax_templates() -> None:
     assert template_selection(syntaxes["hermes"], "Qwen-*") == "Qwen-Qwen3-0.6B.jinja"
     assert template_selection(syntaxes["hermes"], "Llama*") == ""
     assert template_selection(None, "Qwen-*") == "Qwen-*"
-
-
-def test_known_divergences_are_read_from_the_project_snapshot(tmp_path: Path) -> None:
-    (tmp_path / "reports").mkdir()
-    (tmp_path / "reports" / "known_divergences.toml").write_text("", encoding="utf-8")
-    run = SimpleNamespace(stamp={"expectations": "reports"})
-    assert divergences_of(run, tmp_path) == tmp_path / "reports" / "known_divergences.toml"  # type: ignore[arg-type]
-    assert divergences_of(SimpleNamespace(stamp={"expectations": None}), tmp_path) is None  # type: ignore[arg-type]
 
 
 def test_a_mutant_is_swept_over_the_templates_that_run_its_function(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from harness.structural_checks import Structure, check_reading, combined_structu
 from reports.commands.gate import main as gate_main
 from reports.diff import Change, check_counts, classify_change, diff_markdown, diff_runs
 from reports.divergences import classify_run
-from reports.gate import read_baseline
+from reports.baselines import read_baseline
 from reports.oracle_defects import Defect, defects_markdown, oracle_defects
 from reports.runs import load_run
 from reports.tables import build_tables

@@ -15,10 +15,10 @@ import pytest
 
 from harness import sweep_command, sweep_plugin
 from oracle.client import Oracle
-from reports.ci import exit_status, rows_beyond
-from reports.diff import Change
+from reports.baselines import read_baseline, update, write_baseline
+from reports.ci import exit_status, sweep_judgement
 from reports.divergences import classify_run
-from reports.gate import check, read_baseline, update, write_baseline
+from reports.gate import check
 from reports.runs import load_run
 
 TESTS = Path(__file__).resolve().parent
@@ -213,10 +213,10 @@ def test_a_session_the_parser_cannot_render_keeps_its_rows_and_fails_where_they_
     assert statuses == {LLAMA31: "render_failed", QWEN3: "ok"}
     run = load_run(after)
     verdict = classify_run(run)
-    failing = rows_beyond(run, verdict)
-    assert set(failing["template"]) == {LLAMA31} and exit_status(run, failing) == 1
+    judged = sweep_judgement(run, verdict)
+    assert set(judged.failures["template"]) == {LLAMA31} and exit_status(judged) == 1
     result = check(read_baseline(baseline), run, verdict)
-    assert set(result.of(Change.REGRESSION)["template"]) == {LLAMA31} and not result.passed
+    assert set(result.judgement.declined["template"]) == {LLAMA31} and not result.passed
 
 
 def test_the_subprocess_example_parser_round_trips(sweep: Sweep) -> None:
