@@ -332,7 +332,8 @@ def test_a_corpus_file_line_names_the_problems_its_reply_was_written_to_show(tmp
     line = bare_line()
     read = read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": ["unknown_action"]}))
     assert read.as_reply().meant_problems == ("unknown_action",)
-    assert read_line(tmp_path / "c.jsonl", 7, json.dumps(line)).as_reply().meant_problems == ()
+    assert read_line(tmp_path / "c.jsonl", 7, json.dumps(line)).as_reply().meant_problems is None
+    assert read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": []})).as_reply().meant_problems == ()
     with pytest.raises(CorpusFileError, match="c.jsonl:7: field 'meant_problems\\[1\\]'.*got 'unknown'"):
         read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": ["bad_args", "unknown"]}))
     with pytest.raises(CorpusFileError, match="'meant_problems'.*expected a list of problems"):
