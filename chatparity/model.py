@@ -587,7 +587,9 @@ class SessionReader(Protocol):
 class ParserUnderTest(Protocol):
     """A parser as the harness drives it: named, revisioned, opened per session."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The parser's identity in the run's stamp, the same wherever it is installed."""
 
     def revision(self) -> str:
         """The parser's revision for the run's stamp."""

@@ -16,8 +16,9 @@ def template_index_hash() -> str:
     return index_hash() if INDEX_PATH.exists() else ""
 
 
-def make_stamp(config: SweepConfig, parser_revision: str, lost: list[str]) -> dict[str, Any]:
-    """The stamp of a finished run (no clock, no worker names: identical runs have identical stamps at any -n)."""
+def make_stamp(config: SweepConfig, parser_name: str, parser_revision: str, lost: list[str]) -> dict[str, Any]:
+    """The stamp of a finished run (no clock, no worker names: identical runs have identical stamps at any -n):
+    `parser` is the parser's identity (its name, whatever its path), `parser_spec` how this run started it."""
     oracle = OracleIdentity.of(config.oracle_version)
     profile = config.profile_rules
     return {
@@ -25,7 +26,8 @@ def make_stamp(config: SweepConfig, parser_revision: str, lost: list[str]) -> di
         "sdist_sha256": oracle.sdist_sha256,
         "oracle_build": oracle.build_id,
         "llama_cpp_python_version": oracle.version,
-        "parser": config.parser,
+        "parser": parser_name,
+        "parser_spec": config.parser,
         "parser_revision": parser_revision,
         "expectations": config.expectations,
         "profile": profile.name,

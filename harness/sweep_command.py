@@ -43,6 +43,12 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         help="reply (the project's parser), oracle[:VERSION], 'cmd:COMMAND ARGS' or pkg.module:factory "
         f"(module dotted or a path/to/file.py; default {DEFAULT_PARSER})",
     )
+    parser.add_argument(
+        "--parser-name",
+        metavar="NAME",
+        help="the parser's identity in the run's stamp, which gate and diff compare (default: the name its "
+        "info op or Python object gives, else its spec)",
+    )
     parser.add_argument("--profile", choices=[profile.value for profile in Profile], default=Profile.QUICK.value)
     parser.add_argument("--templates", metavar="GLOB", help="only templates whose file name matches")
     parser.add_argument("--family", help="only templates of this family")
@@ -133,6 +139,8 @@ def default_out(profile: str, parser: str) -> Path:
 def make_config(options: argparse.Namespace) -> SweepConfig:
     """The sweep config of the parsed flags (chunkings validated, the failing rows of --only-failing read)."""
     spec = parser_spec(options.parser)
+    if options.parser_name is not None and not options.parser_name.strip():
+        raise ValueError("--parser-name: expected a non-empty name")
     load_source(options.source)
     if options.corpus:
         check_corpus(options.corpus)
@@ -155,6 +163,7 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
         parser=options.parser,
         profile=options.profile,
         out=str(out),
+        parser_name=options.parser_name,
         chunkings=names,
         templates=options.templates,
         family=options.family,

@@ -19,6 +19,7 @@ class SweepConfig:
     parser: str
     profile: str
     out: str
+    parser_name: str | None = None
     chunkings: tuple[str, ...] = ()
     templates: str | None = None
     family: str | None = None

@@ -39,11 +39,11 @@ class SweepState:
         self.config = config
         self.source: Source = load_source(config.source)
         self._parser: ParserUnderTest | None = None
-        self._revision: str | None = None
+        self._identity: tuple[str, str] | None = None
         self._oracle: OracleReads | None = None
         self.spool: store.Spool | None = None
         self.stored: set[str] = set()
-        self.revisions: dict[str, str] = {}
+        self.identities: dict[str, tuple[str, str]] = {}
         self.lost: dict[str, str] = {}
         self.collected: set[str] = set()
         self.unplanned = ""
@@ -64,11 +64,11 @@ class SweepState:
         return self._parser
 
     @property
-    def revision(self) -> str:
-        """The parser's revision, asked once."""
-        if self._revision is None:
-            self._revision = self.parser.revision()
-        return self._revision
+    def identity(self) -> tuple[str, str]:
+        """The parser's name (the config's when given) and revision, asked once."""
+        if self._identity is None:
+            self._identity = (self.config.parser_name or self.parser.name, self.parser.revision())
+        return self._identity
 
     @property
     def oracle(self) -> OracleReads:
@@ -87,9 +87,9 @@ class SweepState:
         self.spool.add(nodeid, SessionRecord, [payload["session"]])
         self.spool.add(nodeid, Row, payload["rows"])
         self.stored.add(nodeid)
-        first = min(self.revisions, default=None)
+        first = min(self.identities, default=None)
         if first is None or nodeid < first:
-            self.revisions = {nodeid: payload["parser_revision"]}
+            self.identities = {nodeid: (payload["parser_name"], payload["parser_revision"])}
 
     def close(self) -> None:
         """Stop the parser and the oracle this process started, drop the spool, and put the garbage collector
@@ -213,7 +213,8 @@ class SweepItem(OneLineFailure, pytest.Item):
         payload = {
             "session": record_dict(result.session),
             "rows": [record_dict(row) for row in result.rows],
-            "parser_revision": state.revision,
+            "parser_name": state.identity[0],
+            "parser_revision": state.identity[1],
         }
         self.user_properties.append((PROPERTY, payload_bytes(payload)))
         self.user_properties.append((DIFFERS, not all(row.clean_match for row in result.rows)))
@@ -375,13 +376,13 @@ def write_store(state: SweepState) -> Path:
     final = out / store.STORE_NAME
     partial = out / f"{store.STORE_NAME}.partial-{os.getpid()}"
     partial.unlink(missing_ok=True)
-    revision = next(iter(state.revisions.values()), "")
+    name, revision = next(iter(state.identities.values()))
     assert state.spool is not None
     try:
         connection = store.connect(partial)
         try:
             lost = [f"{key}: {why}" for key, why in sorted(state.lost.items())]
-            store.write_stamp(connection, make_stamp(state.config, revision, lost))
+            store.write_stamp(connection, make_stamp(state.config, name, revision, lost))
             state.spool.write(connection)
         finally:
             connection.close()

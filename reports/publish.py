@@ -115,7 +115,7 @@ def report_parts(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFram
     streams = verdict.stream_failures
     structures = verdict.structure_failures
     yield summary_markdown(run, verdict, "report.html")
-    yield from multiturn_section(run.directory, str(run.stamp.get("parser", "")))
+    yield from multiturn_section(run.directory, run.parser_spec)
     yield from ["## All distinct failures", ""]
     yield from markdown_pieces(groups[GROUP_COLUMNS], WIDTH)
     yield from ["", f"## Stream check failures ({len(streams)} distinct)", ""]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +17,8 @@ import pytest
 from harness import sweep_command, sweep_plugin
 from oracle.client import Oracle
 from reports.ci import exit_status, rows_beyond
+from reports.commands.diff import main as diff_main
+from reports.commands.gate import main as gate_main
 from reports.diff import Change
 from reports.divergences import classify_run
 from reports.gate import check, read_baseline, update, write_baseline
@@ -224,7 +227,33 @@ def test_the_subprocess_example_parser_round_trips(sweep: Sweep) -> None:
     rows = table(out, "rows")
     assert status == 0 and rows and {row["outcome"] for row in rows} == {"match"}
     assert all(row["snapshot_parity"] == 1 for row in rows if row["chunking"] != "whole")
-    assert stamp(out)["parser"] == EXAMPLE and stamp(out)["parser_revision"]
+    assert stamp(out)["parser"] == "oracle-over-json-lines" and stamp(out)["parser_revision"]
+    assert stamp(out)["parser_spec"] == EXAMPLE
+
+
+def test_a_parser_is_the_name_its_info_gives_wherever_it_is_built_to_gate_and_diff(
+    sweep: Sweep, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checkouts = []
+    for checkout in ("a", "b"):
+        program = tmp_path / checkout / "sweep_example_parser.py"
+        program.parent.mkdir()
+        shutil.copy(TESTS / "sweep_example_parser.py", program)
+        checkouts.append(f"cmd:{sys.executable} {program}")
+    runs = [sweep(f"run-{index}", "--parser", spec, "--templates", "Qwen*", "--chunking", "whole")[1]
+            for index, spec in enumerate(checkouts)]
+    assert [stamp(run)["parser"] for run in runs] == ["oracle-over-json-lines"] * 2
+    assert [stamp(run)["parser_spec"] for run in runs] == checkouts
+    baseline = str(tmp_path / "baseline")
+    assert gate_main(["--baseline", baseline, "--update", str(runs[0])], "chatparity gate") == 0
+    assert gate_main(["--baseline", baseline, str(runs[1])], "chatparity gate") == 0
+    assert diff_main([str(runs[0]), str(runs[1])], "chatparity diff") == 0
+    assert "other parser" not in capsys.readouterr().err
+    _, named = sweep("named", "--parser", checkouts[1], "--parser-name", "mine", "--templates", "Qwen*",
+                     "--chunking", "whole")
+    assert stamp(named)["parser"] == "mine"
+    assert gate_main(["--baseline", baseline, str(named)], "chatparity gate") == 2
+    assert "the baseline is of parser 'oracle-over-json-lines', the run of 'mine'" in capsys.readouterr().err
 
 
 def test_two_identical_sweeps_store_identical_tables(sweep: Sweep) -> None:
@@ -317,6 +346,7 @@ def test_an_interrupted_sweep_leaves_the_earlier_store_intact(sweep: Sweep) -> N
         (("--parser", "oracle:9.9.9"), "9.9.9 is not pinned"),
         (("--parser", "cmd:no-such-program --flag"), "no executable 'no-such-program'"),
         (("--only-failing", "/nonexistent/run"), "no run store"),
+        (("--parser-name", " "), "--parser-name: expected a non-empty name"),
     ],
 )
 def test_bad_flags_are_named_before_anything_runs(
