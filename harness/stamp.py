@@ -16,9 +16,12 @@ def template_index_hash() -> str:
     return index_hash() if INDEX_PATH.exists() else ""
 
 
-def make_stamp(config: SweepConfig, parser_name: str, parser_revision: str, lost: list[str]) -> dict[str, Any]:
+def make_stamp(
+    config: SweepConfig, parser_name: str, parser_revision: str, lost: list[str], rows: dict[str, int]
+) -> dict[str, Any]:
     """The stamp of a finished run (no clock, no worker names: identical runs have identical stamps at any -n):
-    `parser` is the parser's identity (its name, whatever its path), `parser_spec` how this run started it."""
+    `parser` is the parser's identity (its name, whatever its path), `parser_spec` how this run started it;
+    `chunking_rows` how many rows each chunking made (`rows`), under the rules `chunking_rules` names."""
     oracle = OracleIdentity.of(config.oracle_version)
     profile = config.profile_rules
     return {
@@ -32,11 +35,14 @@ def make_stamp(config: SweepConfig, parser_name: str, parser_revision: str, lost
         "expectations": config.expectations,
         "profile": profile.name,
         "profile_limits": dict(profile.limits),
+        "profile_only": [list(scope) for scope in profile.only],
         "seeds": sorted(
             int(name[len(RANDOM_PREFIX) :]) for name in profile.chunkings if name.startswith(RANDOM_PREFIX)
         ),
         "template_index_hash": template_index_hash(),
         "chunkings": list(profile.chunkings),
+        "chunking_rules": config.chunking_rules,
+        "chunking_rows": {name: rows.get(name, 0) for name in profile.chunkings},
         "normalisations": list(NORMALISATIONS),
         "selection": {
             "templates": config.templates,

@@ -56,8 +56,14 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--chunking",
         metavar="C,...",
-        help=f"chunkings to run (default: the profile's); from {', '.join(chunkings.FIXED)}, random:SEED, "
-        "tokens:K:SEED",
+        help=f"chunkings to run, each on every reply (default: the profile's, on the replies its rules pick); "
+        f"from {', '.join(chunkings.FIXED)}, random:SEED, tokens:K:SEED",
+    )
+    parser.add_argument(
+        "--keep-profile-rules",
+        action="store_true",
+        help="the --chunking chunkings run only where the profile runs them (its reply length limits and "
+        "origins per mode) rather than on every reply",
     )
     parser.add_argument("--corpus", metavar="FILE", type=Path, help="replies from a corpus file")
     parser.add_argument(
@@ -145,9 +151,13 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
     if options.corpus:
         check_corpus(options.corpus)
     names = chunkings.parse_list(options.chunking) if options.chunking else ()
+    if options.keep_profile_rules and not names:
+        raise ValueError("--keep-profile-rules only goes with --chunking")
     failing = failing_rows(options.only_failing) if options.only_failing else None
     if options.case and failing is not None:
         raise ValueError("--case and --only-failing cannot be combined")
+    if failing is not None and not names:
+        names = tuple(sorted({chunking for _, chunking, _ in failing}))
     selected = None if failing is None else tuple((case, chunking) for case, chunking, _ in failing)
     if options.case:
         every = names or rules_of(options.profile).chunkings
@@ -165,6 +175,7 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
         out=str(out),
         parser_name=options.parser_name,
         chunkings=names,
+        keep_profile_rules=options.keep_profile_rules,
         templates=options.templates,
         family=options.family,
         mode=options.mode,

@@ -348,7 +348,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             print(f"\nchatparity sweep: {why}; nothing written to {state.config.out}", file=sys.stderr)
             session.exitstatus = NOTHING_STORED
             return
-        write_store(state)
+        stamp = write_store(state)
+        for line in idle_chunkings(state.config, stamp["chunking_rows"]):
+            print(f"chatparity sweep: {line}", file=sys.stderr)
     finally:
         state.close()
     if state.lost:
@@ -369,8 +371,18 @@ def nothing_ran(state: SweepState) -> str:
     return f"no session matches the selection ({flags or 'none'})"
 
 
-def write_store(state: SweepState) -> Path:
-    """Write the run's stamp, sessions and rows into a fresh file and move it over rows.sqlite."""
+def idle_chunkings(config: SweepConfig, rows: dict[str, int]) -> list[str]:
+    """A line for each chunking named with --chunking that made no row, saying why it could not run."""
+    why = (
+        "the profile's rules (--keep-profile-rules) pick no reply of the selection for it"
+        if config.keep_profile_rules
+        else "no reply of the selection could be streamed at it"
+    )
+    return [f"--chunking {name} made no row: {why}" for name in config.chunkings if not rows.get(name)]
+
+
+def write_store(state: SweepState) -> dict[str, Any]:
+    """Write the run's stamp, sessions and rows into a fresh file and move it over rows.sqlite; the stamp."""
     out = Path(state.config.out)
     out.mkdir(parents=True, exist_ok=True)
     final = out / store.STORE_NAME
@@ -382,12 +394,13 @@ def write_store(state: SweepState) -> Path:
         connection = store.connect(partial)
         try:
             lost = [f"{key}: {why}" for key, why in sorted(state.lost.items())]
-            store.write_stamp(connection, make_stamp(state.config, name, revision, lost))
             state.spool.write(connection)
+            stamp = make_stamp(state.config, name, revision, lost, store.rows_per_chunking(connection))
+            store.write_stamp(connection, stamp)
         finally:
             connection.close()
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
     partial.replace(final)
-    return final
+    return stamp

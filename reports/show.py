@@ -136,8 +136,9 @@ def replay_command(run: Run, row: pd.Series, out: str = DEFAULT_REPLAY_DIR) -> s
     if selection.get("source") and selection["source"] != "catalog":
         words += ["--source", str(selection["source"])]
     chunkings = [str(name) for name in stamp.get("chunkings") or []]
-    if chunkings and tuple(chunkings) != rules_of(str(stamp.get("profile", "quick"))).chunkings:
-        words += ["--chunking", ",".join(chunkings)]
+    every_reply = stamp.get("chunking_rules") == "every reply"
+    if chunkings and (every_reply or tuple(chunkings) != rules_of(str(stamp.get("profile", "quick"))).chunkings):
+        words += ["--chunking", ",".join(chunkings)] + ([] if every_reply else ["--keep-profile-rules"])
     version = stamp.get("llama_cpp_python_version")
     if version and version != DEFAULT_VERSION:
         words += ["--oracle-version", str(version)]

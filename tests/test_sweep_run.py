@@ -256,6 +256,28 @@ def test_a_parser_is_the_name_its_info_gives_wherever_it_is_built_to_gate_and_di
     assert "the baseline is of parser 'oracle-over-json-lines', the run of 'mine'" in capsys.readouterr().err
 
 
+def test_named_chunkings_run_on_every_reply_and_the_stamp_counts_what_ran(
+    sweep: Sweep, capsys: pytest.CaptureFixture[str]
+) -> None:
+    named = ("whole", "char3", "split", "special")
+    status, out = sweep("named", "--templates", "Qwen*", "--chunking", ",".join(named))
+    rows = table(out, "rows")
+    replies = {row["case_id"]: row["reply"] for row in rows}
+    ran = {name: {row["case_id"] for row in rows if row["chunking"] == name} for name in named}
+    assert status == 0 and ran["whole"] == ran["char3"] == set(replies) and ran["special"]
+    assert ran["split"] == {case for case, text in replies.items() if len(text) > 1}
+    assert any(len(replies[case]) > 20 for case in ran["split"])
+    assert stamp(out)["chunking_rows"] == {name: sum(row["chunking"] == name for row in rows) for name in named}
+    assert stamp(out)["chunking_rules"] == "every reply" and stamp(out)["profile_limits"] == {}
+    capsys.readouterr()
+    status, kept = sweep("kept", "--templates", "Qwen*", "--chunking", "whole,char3,split", "--keep-profile-rules")
+    rows = table(kept, "rows")
+    assert status == 0 and not any(row["chunking"] == "char3" for row in rows)
+    assert all(len(row["reply"]) <= 20 for row in rows if row["chunking"] == "split")
+    assert stamp(kept)["chunking_rows"]["char3"] == 0 and stamp(kept)["chunking_rules"] == "profile"
+    assert "--chunking char3 made no row: the profile's rules" in capsys.readouterr().err
+
+
 def test_two_identical_sweeps_store_identical_tables(sweep: Sweep) -> None:
     _, first = sweep("first", "--parser", PARSERS + "DropsACall")
     _, second = sweep("second", "--parser", PARSERS + "DropsACall")
@@ -329,6 +351,14 @@ def test_only_failing_reruns_the_failed_rows(sweep: Sweep) -> None:
     assert {row["template"] for row in table(rerun, "sessions")} == {QWEN3}
 
 
+def test_only_failing_reruns_failed_rows_at_chunkings_the_profile_runs_elsewhere(sweep: Sweep) -> None:
+    _, base = sweep("base", "--parser", PARSERS + "SwapsOnQwen", "--chunking", "whole,char3")
+    failed = {(case, chunking) for case, chunking, _ in sweep_command.failing_rows(base)}
+    assert "char3" in {chunking for _, chunking in failed}
+    _, rerun = sweep("rerun", "--parser", PARSERS + "SwapsOnQwen", "--only-failing", str(base), "--chunking", "")
+    assert {(row["case_id"], row["chunking"]) for row in table(rerun, "rows")} == failed
+
+
 def test_an_interrupted_sweep_leaves_the_earlier_store_intact(sweep: Sweep) -> None:
     _, out = sweep("kept", "--parser", PARSERS + "DropsACall")
     before = (out / "rows.sqlite").read_bytes()
@@ -347,6 +377,7 @@ def test_an_interrupted_sweep_leaves_the_earlier_store_intact(sweep: Sweep) -> N
         (("--parser", "cmd:no-such-program --flag"), "no executable 'no-such-program'"),
         (("--only-failing", "/nonexistent/run"), "no run store"),
         (("--parser-name", " "), "--parser-name: expected a non-empty name"),
+        (("--keep-profile-rules", "--chunking", ""), "--keep-profile-rules only goes with --chunking"),
     ],
 )
 def test_bad_flags_are_named_before_anything_runs(
