@@ -290,7 +290,8 @@ class Session:
 class Reply:
     """A model's reply: finished or partial, where it came from, the message it encodes if known, the
     structural checks it breaks on purpose (`exempt`, e.g. a call to a tool that was not offered) and the
-    problems it was written to show (`meant_problems`, e.g. unknown_action for that call)."""
+    problems it was written to show (`meant_problems`, e.g. unknown_action for that call; None where they are
+    not stated, as on a corpus file line without them)."""
 
     text: str
     partial: bool
@@ -299,7 +300,7 @@ class Reply:
     truth: Message | None = field(default=None, compare=False)
     note: str = field(default="", compare=False)
     exempt: tuple[str, ...] = field(default=(), compare=False)
-    meant_problems: tuple[str, ...] = field(default=(), compare=False)
+    meant_problems: tuple[str, ...] | None = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -579,7 +580,9 @@ class SessionReader(Protocol):
 class ParserUnderTest(Protocol):
     """A parser as the harness drives it: named, revisioned, opened per session."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The parser's identity in the run's stamp, the same wherever it is installed."""
 
     def revision(self) -> str:
         """The parser's revision for the run's stamp."""

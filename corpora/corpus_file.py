@@ -71,7 +71,7 @@ class CorpusLine:
     truth: Message | None
     note: str
     exempt: tuple[str, ...] = ()
-    meant_problems: tuple[str, ...] = ()
+    meant_problems: tuple[str, ...] | None = None
 
     @property
     def origin(self) -> str:
@@ -195,7 +195,7 @@ def read_line(path: Path, number: int, text: str) -> CorpusLine:
         exempt=read_names(data["exempt"], at("exempt"), STRUCTURAL_CHECKS, "structural checks")
         if "exempt" in data else (),
         meant_problems=read_names(data["meant_problems"], at("meant_problems"), PROBLEMS, "problems")
-        if "meant_problems" in data else (),
+        if "meant_problems" in data else None,
     )
 
 

@@ -179,15 +179,27 @@ class CommandParser:
     """A parser program started once per worker and spoken to in JSON lines."""
 
     def __init__(self, command: str, timeout: float) -> None:
-        self.name = f"cmd:{command}"
+        self.command = command
         self.program = Program(command, timeout)
+        self.answered: dict[str, Any] | None = None
+
+    def info(self) -> dict[str, Any]:
+        """The program's answer to `info`, asked once ({} when it gives none)."""
+        if self.answered is None:
+            try:
+                self.answered = self.program.request("info")
+            except (ParserCrashed, ParserTimeout):
+                self.answered = {}
+        return self.answered
+
+    @property
+    def name(self) -> str:
+        """The name the program reports to `info`, else `cmd:COMMAND`."""
+        return str(self.info().get("name") or f"cmd:{self.command}")
 
     def revision(self) -> str:
         """The revision the program reports to `info` ('' if it reports none)."""
-        try:
-            return str(self.program.request("info").get("revision", ""))
-        except (ParserCrashed, ParserTimeout):
-            return ""
+        return str(self.info().get("revision", ""))
 
     def open(self, session: Session) -> SessionReader:
         """Open a reader for the session in the program."""

@@ -300,15 +300,17 @@ def git_revision(directory: Path) -> str:
 
 
 class PythonParser:
-    """A parser named `pkg.module:factory`, speaking the Python protocol in this process."""
+    """A parser named `pkg.module:factory`, speaking the Python protocol in this process: its identity is the
+    parser object's `name`, else its module and factory."""
 
     def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.module, factory = import_object(spec, "parser spec")
         if not callable(factory):
             raise ValueError(f"parser spec {spec!r}: {spec.rpartition(':')[2]} is not callable")
-        self.name = spec
         self.timeout = timeout
         self.parser = factory()
+        own = getattr(self.parser, "name", None)
+        self.name = own if isinstance(own, str) and own else f"{self.module.__name__}:{spec.rpartition(':')[2]}"
 
     def revision(self) -> str:
         """The module's `__version__`, else git describe of the module's repository."""

@@ -43,7 +43,11 @@ def message_problems(
 
 
 def problems_break(
-    reading: Reading, asked: Asked, meant: tuple[str, ...] = (), partial: bool = False, truth: Message | None = None
+    reading: Reading,
+    asked: Asked,
+    meant: tuple[str, ...] | None = (),
+    partial: bool = False,
+    truth: Message | None = None,
 ) -> str | None:
     """Where the problems reported beside a whole reading (llama.cpp's reading, as the parser matched it) of
     a finished or cut (`partial`) reply contradict it or the problems the reply was written to show (`meant`):
@@ -53,7 +57,10 @@ def problems_break(
     bad_syntax or unknown_action, with no_action, multiple_actions or prose_before_action other than its
     calls, content and the request make them, with bad_args while every call's arguments are a JSON
     object, or with a fault (a cause of refusal, cut_off, unclosed_think) while a finished reply written for
-    its `truth`, with no problem meant, reads as exactly that message."""
+    its `truth`, with no problem meant, reads as exactly that message. Where the meant problems are not
+    stated (`meant` None: a corpus file line without them), what depends on them is not judged: the meant
+    cause of a rejection, what the reply shows of them, a fault on a reply read as its truth, and
+    unknown_action on an accepted reading."""
     reported = reading.problems or ()
     unknown = [problem for problem in reported if problem not in PROBLEMS]
     if unknown:
@@ -64,14 +71,14 @@ def problems_break(
         wrong = [problem for problem in MESSAGE_PROBLEMS if problem in reported]
         if wrong:
             return f"problems_agree: a rejection reported with {wrong[0]}"
-        return cause_break(reported, asked, meant)
-    written = written_break(reading, reported, meant, partial)
-    if written:
-        return written
-    faults = [problem for problem in FAULTS if problem in reported]
-    if faults and truth is not None and not partial and not meant and compare(truth, reading) is None:
-        return f"problems_agree: {faults[0]} reported, the reply reads as exactly the message it was written for"
-    for problem in ("bad_syntax", *REJECTION_PROBLEMS):
+        return None if meant is None else cause_break(reported, asked, meant)
+    if meant is not None:
+        found = written_break(reading, reported, meant, partial)
+        found = found or truth_break(reading, reported, meant, partial, truth)
+        if found:
+            return found
+    refused_only = ("bad_syntax", *REJECTION_PROBLEMS) if meant is not None else ("bad_syntax",)
+    for problem in refused_only:
         if problem in reported:
             return f"problems_agree: an accepted reading reported with {problem}"
     for problem, (due, why) in message_problems(reading, asked, reported).items():
@@ -91,6 +98,17 @@ def cause_break(reported: tuple[str, ...], asked: Asked, meant: tuple[str, ...])
     if not asked.calls or not causes or not missing:
         return None
     return f"problems_agree: a rejection reported with {', '.join(causes)} (meant {missing[0]})"
+
+
+def truth_break(
+    reading: Message, reported: tuple[str, ...], meant: tuple[str, ...], partial: bool, truth: Message | None
+) -> str | None:
+    """Where a finished reply written for its `truth`, with no problem meant, reads as exactly that message
+    and a fault (a cause of refusal, cut_off, unclosed_think) is reported beside it."""
+    faults = [problem for problem in FAULTS if problem in reported]
+    if faults and truth is not None and not partial and not meant and compare(truth, reading) is None:
+        return f"problems_agree: {faults[0]} reported, the reply reads as exactly the message it was written for"
+    return None
 
 
 def written_break(

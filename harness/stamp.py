@@ -16,8 +16,12 @@ def template_index_hash() -> str:
     return index_hash() if INDEX_PATH.exists() else ""
 
 
-def make_stamp(config: SweepConfig, parser_revision: str, lost: list[str]) -> dict[str, Any]:
-    """The stamp of a finished run (no clock, no worker names: identical runs have identical stamps at any -n)."""
+def make_stamp(
+    config: SweepConfig, parser_name: str, parser_revision: str, lost: list[str], rows: dict[str, int]
+) -> dict[str, Any]:
+    """The stamp of a finished run (no clock, no worker names: identical runs have identical stamps at any -n):
+    `parser` is the parser's identity (its name, whatever its path), `parser_spec` how this run started it;
+    `chunking_rows` how many rows each chunking made (`rows`), under the rules `chunking_rules` names."""
     oracle = OracleIdentity.of(config.oracle_version)
     profile = config.profile_rules
     return {
@@ -25,16 +29,20 @@ def make_stamp(config: SweepConfig, parser_revision: str, lost: list[str]) -> di
         "sdist_sha256": oracle.sdist_sha256,
         "oracle_build": oracle.build_id,
         "llama_cpp_python_version": oracle.version,
-        "parser": config.parser,
+        "parser": parser_name,
+        "parser_spec": config.parser,
         "parser_revision": parser_revision,
         "expectations": config.expectations,
         "profile": profile.name,
         "profile_limits": dict(profile.limits),
+        "profile_only": [list(scope) for scope in profile.only],
         "seeds": sorted(
             int(name[len(RANDOM_PREFIX) :]) for name in profile.chunkings if name.startswith(RANDOM_PREFIX)
         ),
         "template_index_hash": template_index_hash(),
         "chunkings": list(profile.chunkings),
+        "chunking_rules": config.chunking_rules,
+        "chunking_rows": {name: rows.get(name, 0) for name in profile.chunkings},
         "normalisations": list(NORMALISATIONS),
         "selection": {
             "templates": config.templates,

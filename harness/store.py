@@ -103,6 +103,11 @@ def failing_rows(connection: sqlite3.Connection) -> tuple[tuple[str, str, str], 
     return tuple(connection.execute(sql))
 
 
+def rows_per_chunking(connection: sqlite3.Connection) -> dict[str, int]:
+    """How many rows the store holds at each chunking."""
+    return dict(connection.execute("SELECT chunking, COUNT(*) FROM rows GROUP BY chunking ORDER BY chunking"))
+
+
 def write_records(connection: sqlite3.Connection, records: Iterable[Record]) -> None:
     """Insert or replace records (sessions or rows, one type) in one transaction."""
     records = list(records)

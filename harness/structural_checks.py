@@ -63,14 +63,12 @@ class SchemaCheck:
         self.validator = draft(schema)
         self.found: dict[str, str | None] = {}
 
-    def error(self, arguments: str) -> str | None:
-        """Where and how arguments that parse as a JSON object break the schema, e.g. "['city']: 1 is not of
-        type 'string'" (None when they fit it or do not parse)."""
+    def error(self, arguments: str, parsed: dict[str, Any]) -> str | None:
+        """Where and how arguments (their text and the JSON object it parses as) break the schema, e.g.
+        "['city']: 1 is not of type 'string'" (None when they fit it)."""
         if arguments in self.found:
             return self.found[arguments]
-        parsed = parsed_object(arguments)
-        error = None if isinstance(parsed, str) else jsonschema.exceptions.best_match(
-            self.validator.iter_errors(parsed))
+        error = jsonschema.exceptions.best_match(self.validator.iter_errors(parsed))
         found = None
         if error is not None:
             found = "".join(f"[{part!r}]" for part in error.absolute_path) + f": {error.message[:120]}"
@@ -112,16 +110,19 @@ def arguments_json_break(calls: Sequence[ToolCall]) -> str | None:
 
 
 def arguments_schema_break(calls: Sequence[ToolCall], schemas: Mapping[str, SchemaCheck | None]) -> str | None:
-    """The first call naming a tool that was not offered or whose arguments (where they parse) break its
-    schema."""
+    """The first call naming a tool that was not offered, whose arguments are not a JSON object, or whose
+    arguments break its schema."""
     for index, call in enumerate(calls):
         if call.name not in schemas:
             offered = ", ".join(sorted(schemas)) or "none"
             return (
                 f"arguments_schema: tool_calls[{index}].name {call.name!r} is not an offered tool ({offered})"
             )
+        parsed = parsed_object(call.arguments)
+        if isinstance(parsed, str):
+            return f"arguments_schema: tool_calls[{index}].arguments {call.arguments[:60]!r} is {parsed}"
         check = schemas[call.name]
-        found = None if check is None else check.error(call.arguments)
+        found = None if check is None else check.error(call.arguments, parsed)
         if found is not None:
             return f"arguments_schema: tool_calls[{index}].arguments{found}"
     return None

@@ -44,6 +44,12 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         help="reply (the project's parser), oracle[:VERSION], 'cmd:COMMAND ARGS' or pkg.module:factory "
         f"(module dotted or a path/to/file.py; default {DEFAULT_PARSER})",
     )
+    parser.add_argument(
+        "--parser-name",
+        metavar="NAME",
+        help="the parser's identity in the run's stamp, which gate and diff compare (default: the name its "
+        "info op or Python object gives, else its spec)",
+    )
     parser.add_argument("--profile", choices=[profile.value for profile in Profile], default=Profile.QUICK.value)
     parser.add_argument("--templates", metavar="GLOB", help="only templates whose file name matches")
     parser.add_argument("--family", help="only templates of this family")
@@ -51,8 +57,14 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--chunking",
         metavar="C,...",
-        help=f"chunkings to run (default: the profile's); from {', '.join(chunkings.FIXED)}, random:SEED, "
-        "tokens:K:SEED",
+        help=f"chunkings to run, each on every reply (default: the profile's, on the replies its rules pick); "
+        f"from {', '.join(chunkings.FIXED)}, random:SEED, tokens:K:SEED",
+    )
+    parser.add_argument(
+        "--keep-profile-rules",
+        action="store_true",
+        help="the --chunking chunkings run only where the profile runs them (its reply length limits and "
+        "origins per mode) rather than on every reply",
     )
     parser.add_argument("--corpus", metavar="FILE", type=Path, help="replies from a corpus file")
     parser.add_argument(
@@ -134,13 +146,19 @@ def default_out(profile: str, parser: str) -> Path:
 def make_config(options: argparse.Namespace) -> SweepConfig:
     """The sweep config of the parsed flags (chunkings validated, the failing rows of --only-failing read)."""
     spec = parser_spec(options.parser)
+    if options.parser_name is not None and not options.parser_name.strip():
+        raise ValueError("--parser-name: expected a non-empty name")
     load_source(options.source)
     if options.corpus:
         check_corpus(options.corpus)
     names = chunkings.parse_list(options.chunking) if options.chunking else ()
+    if options.keep_profile_rules and not names:
+        raise ValueError("--keep-profile-rules only goes with --chunking")
     failing = failing_rows(options.only_failing) if options.only_failing else None
     if options.case and failing is not None:
         raise ValueError("--case and --only-failing cannot be combined")
+    if failing is not None and not names:
+        names = tuple(sorted({chunking for _, chunking, _ in failing}))
     selected = None if failing is None else tuple((case, chunking) for case, chunking, _ in failing)
     if options.case:
         every = names or rules_of(options.profile).chunkings
@@ -157,7 +175,9 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
         parser=options.parser,
         profile=options.profile,
         out=str(out),
+        parser_name=options.parser_name,
         chunkings=names,
+        keep_profile_rules=options.keep_profile_rules,
         templates=options.templates,
         family=options.family,
         mode=options.mode,

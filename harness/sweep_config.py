@@ -19,7 +19,9 @@ class SweepConfig:
     parser: str
     profile: str
     out: str
+    parser_name: str | None = None
     chunkings: tuple[str, ...] = ()
+    keep_profile_rules: bool = False
     templates: str | None = None
     family: str | None = None
     mode: str | None = None
@@ -35,9 +37,20 @@ class SweepConfig:
 
     @property
     def profile_rules(self) -> ChunkingRules:
-        """The profile, its chunkings narrowed to `chunkings` when given."""
+        """The profile's chunkings and its rules of which replies each runs on; chunkings named in `chunkings`
+        run on every reply instead, unless `keep_profile_rules`."""
         base = rules_of(self.profile)
-        return ChunkingRules(base.name, self.chunkings or base.chunkings, base.limits, base.only)
+        if not self.chunkings:
+            return base
+        if self.keep_profile_rules:
+            return ChunkingRules(base.name, self.chunkings, base.limits, base.only)
+        return ChunkingRules(base.name, self.chunkings)
+
+    @property
+    def chunking_rules(self) -> str:
+        """Which replies the chunkings run on, as the stamp records it: 'profile' (the profile's rules) or
+        'every reply' (chunkings named without keep_profile_rules)."""
+        return "every reply" if self.chunkings and not self.keep_profile_rules else "profile"
 
     def write(self, path: Path) -> None:
         """Save as JSON."""

@@ -41,11 +41,11 @@ class SweepState:
         self.config = config
         self.source: Source = load_source(config.source)
         self._parser: ParserUnderTest | None = None
-        self._revision: str | None = None
+        self._identity: tuple[str, str] | None = None
         self._oracle: OracleReads | None = None
         self.spool: store.Spool | None = None
         self.stored: set[str] = set()
-        self.revisions: dict[str, str] = {}
+        self.identities: dict[str, tuple[str, str]] = {}
         self.lost: dict[str, str] = {}
         self.collected: set[str] = set()
         self.unplanned = ""
@@ -68,11 +68,11 @@ class SweepState:
         return self._parser
 
     @property
-    def revision(self) -> str:
-        """The parser's revision, asked once."""
-        if self._revision is None:
-            self._revision = self.parser.revision()
-        return self._revision
+    def identity(self) -> tuple[str, str]:
+        """The parser's name (the config's when given) and revision, asked once."""
+        if self._identity is None:
+            self._identity = (self.config.parser_name or self.parser.name, self.parser.revision())
+        return self._identity
 
     @property
     def oracle(self) -> OracleReads:
@@ -91,9 +91,9 @@ class SweepState:
         self.spool.add(nodeid, SessionRecord, [payload["session"]])
         self.spool.add(nodeid, Row, payload["rows"])
         self.stored.add(nodeid)
-        first = min(self.revisions, default=None)
+        first = min(self.identities, default=None)
         if first is None or nodeid < first:
-            self.revisions = {nodeid: payload["parser_revision"]}
+            self.identities = {nodeid: (payload["parser_name"], payload["parser_revision"])}
 
     def close(self) -> None:
         """Stop the parser and the oracle this process started, drop the spool, and put the garbage collector
@@ -218,7 +218,8 @@ class SweepItem(OneLineFailure, pytest.Item):
         payload = {
             "session": record_dict(result.session),
             "rows": [record_dict(row) for row in result.rows],
-            "parser_revision": state.revision,
+            "parser_name": state.identity[0],
+            "parser_revision": state.identity[1],
         }
         self.user_properties.append((PROPERTY, payload_bytes(payload)))
         self.user_properties.append((FAILING, failing_labels(result.rows)))
@@ -373,7 +374,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             print(f"\nchatparity sweep: {why}; nothing written to {state.config.out}", file=sys.stderr)
             session.exitstatus = NOTHING_STORED
             return
-        write_store(state)
+        stamp = write_store(state)
+        for line in idle_chunkings(state.config, stamp["chunking_rows"]):
+            print(f"chatparity sweep: {line}", file=sys.stderr)
     finally:
         state.close()
     if state.lost:
@@ -394,25 +397,36 @@ def nothing_ran(state: SweepState) -> str:
     return f"no session matches the selection ({flags or 'none'})"
 
 
-def write_store(state: SweepState) -> Path:
-    """Write the run's stamp, sessions and rows into a fresh file and move it over rows.sqlite."""
+def idle_chunkings(config: SweepConfig, rows: dict[str, int]) -> list[str]:
+    """A line for each chunking named with --chunking that made no row, saying why it could not run."""
+    why = (
+        "the profile's rules (--keep-profile-rules) pick no reply of the selection for it"
+        if config.keep_profile_rules
+        else "no reply of the selection could be streamed at it"
+    )
+    return [f"--chunking {name} made no row: {why}" for name in config.chunkings if not rows.get(name)]
+
+
+def write_store(state: SweepState) -> dict[str, Any]:
+    """Write the run's stamp, sessions and rows into a fresh file and move it over rows.sqlite; the stamp."""
     out = Path(state.config.out)
     out.mkdir(parents=True, exist_ok=True)
     final = out / store.STORE_NAME
     partial = out / f"{store.STORE_NAME}.partial-{os.getpid()}"
     partial.unlink(missing_ok=True)
-    revision = next(iter(state.revisions.values()), "")
+    name, revision = next(iter(state.identities.values()))
     assert state.spool is not None
     try:
         connection = store.connect(partial)
         try:
             lost = [f"{key}: {why}" for key, why in sorted(state.lost.items())]
-            store.write_stamp(connection, make_stamp(state.config, revision, lost))
             state.spool.write(connection)
+            stamp = make_stamp(state.config, name, revision, lost, store.rows_per_chunking(connection))
+            store.write_stamp(connection, stamp)
         finally:
             connection.close()
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
     partial.replace(final)
-    return final
+    return stamp

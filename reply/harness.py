@@ -16,6 +16,8 @@ class Parser:
     built from equal inputs (`inputs_key`) find it without building the grammar again. A reader no longer kept
     forgets its reads (its records point back at it, a cycle only the garbage collector would free)."""
 
+    name = "reply"
+
     def __init__(self) -> None:
         self.readers: dict[tuple[object, ...], Reader] = {}
         self.equivalences: dict[tuple[object, ...], tuple[object, ...]] = {}

@@ -10,6 +10,7 @@ from reply.peg import Arena, Context, Node, Result, Status
 from reply.request import Request
 from reply.syntaxes import Syntax
 from reply.template import Template
+from reply.turn_ends import ends_turn
 
 
 class Reader(Protocol):
@@ -56,7 +57,8 @@ def find_problems(reader: Reader, ctx: Context, result: Result, mapped: Mapped |
     if result.status is Status.NEED_MORE and (opens > closes or Problem.UNCLOSED_THINK in found
                                               or _ends_with_a_start(ctx.text[len(reader.prefix):], starts)):
         found.add(Problem.CUT_OFF)
-    if result.status is Status.SUCCESS and result.end < len(ctx.text) and ctx.text[result.end:].strip():
+    if (result.status is Status.SUCCESS and mapped is not None and mapped.calls
+            and not ends_turn(ctx.text[result.end:], reader.template)):
         found.add(Problem.TEXT_AFTER_ACTION)
     if mapped is not None:
         if req.use_tools and not mapped.calls and not found & {Problem.CUT_OFF}:
@@ -102,10 +104,11 @@ def complete_prefix(reader: Reader, reply: str) -> int:
 
 def _diagnose(reader: Reader, reply: str, complete: int) -> set[Problem]:
     """Why a reply was refused: text after complete calls (past its longest prefix that reads completely with a
-    call closed, `complete` long), a call of an unknown function, or bad arguments."""
+    call closed, `complete` long; none named where only what ends a turn follows them), a call of an unknown
+    function, or bad arguments."""
     starts = reader.call_starts
     if complete > 0 and reply[complete:].strip():
-        return {Problem.TEXT_AFTER_ACTION}
+        return set() if ends_turn(reply[complete:], reader.template) else {Problem.TEXT_AFTER_ACTION}
     hits = [(reply.find(s), s) for s in starts if s in reply]
     if not hits:
         return set()

@@ -171,7 +171,7 @@ def coverage(run: Run, rows: pd.DataFrame) -> Coverage:
         & (templates["cases llama.cpp reads a call in"] == 0),
         ["template", "family", "syntax", "cases"],
     ].reset_index(drop=True)
-    append_safe = append_safe_for_run(run.directory, str(run.stamp.get("parser", "")))
+    append_safe = append_safe_for_run(run.directory, run.parser_spec)
     if append_safe is not None:
         templates["append-safe (multiturn)"] = [append_safe.get(name, "") for name in templates["template"]]
     return Coverage(

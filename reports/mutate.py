@@ -198,7 +198,8 @@ def equivalents_file(path: Path | None) -> dict[str, str]:
 def sweep_argv(
     settings: Settings, out: Path, templates: str | None, workers: int = 0, chunking: str | None = None
 ) -> list[str]:
-    """The sweep command of one run, with the project's chatparity."""
+    """The sweep command of one run, with the project's chatparity (a chunking given runs where the profile
+    runs it, so its rows are among the reference's)."""
     argv = [
         sys.executable,
         "-m",
@@ -221,7 +222,7 @@ def sweep_argv(
     ):
         if value:
             argv += [flag, value]
-    return argv
+    return argv + (["--keep-profile-rules"] if chunking else [])
 
 
 def snapshot_project(destination: Path) -> Path:

@@ -155,7 +155,7 @@ def report_parts(run: Run, verdict: Verdict, judgement: Judgement, tables: Table
     """The markdown report, a page a person reads: the summary and verdict, the policies and defects, the tables
     per syntax, the top differences, the strictness of the expectations, and where the full data is."""
     yield summary_markdown(run, verdict, judgement, "report.html")
-    yield from multiturn_section(run.directory, str(run.stamp.get("parser", "")))
+    yield from multiturn_section(run.directory, run.parser_spec)
     yield from policies_markdown(run, judgement)
     for name, frame in tables.shown["syntax"].items():
         yield from [f"## Per syntax: {name}", "", markdown_table(frame), ""]

@@ -41,6 +41,11 @@ class Run:
         return self.directory.name
 
     @property
+    def parser_spec(self) -> str:
+        """The --parser spec the run was swept with (its stamp's parser in runs older than the field)."""
+        return str(self.stamp.get("parser_spec") or self.stamp.get("parser") or "")
+
+    @property
     def lost(self) -> list[str]:
         """The sweep's test items that failed, whose rows are missing from the store."""
         return [str(item) for item in self.stamp.get("lost_items") or []]

@@ -86,7 +86,7 @@ def session_requests(run: Run, template: str, mode: str) -> dict[str, Request]:
     (none when they are gone)."""
     selection = run.stamp.get("selection") or {}
     config = SweepConfig(
-        parser=str(run.stamp.get("parser", "reply")),
+        parser=run.parser_spec or "reply",
         profile=str(run.stamp.get("profile", "quick")),
         out="",
         templates=glob_literal(template),
@@ -126,7 +126,8 @@ def replay_command(run: Run, row: pd.Series, out: str = DEFAULT_REPLAY_DIR) -> s
     """The command that sweeps just this case again (same parser, profile, source and oracle) and shows it."""
     stamp = run.stamp
     selection = stamp.get("selection") or {}
-    words = ["chatparity", "sweep", "--parser", str(stamp.get("parser", "reply"))]
+    spec = run.parser_spec or "reply"
+    words = ["chatparity", "sweep", "--parser", spec]
     words += ["--profile", str(stamp.get("profile", "quick"))]
     words += ["--templates", glob_literal(str(row["template"])), "--mode", glob_literal(str(row["mode"]))]
     words += ["--case", str(row["case_id"])]
@@ -135,12 +136,13 @@ def replay_command(run: Run, row: pd.Series, out: str = DEFAULT_REPLAY_DIR) -> s
     if selection.get("source") and selection["source"] != "catalog":
         words += ["--source", str(selection["source"])]
     chunkings = [str(name) for name in stamp.get("chunkings") or []]
-    if chunkings and tuple(chunkings) != rules_of(str(stamp.get("profile", "quick"))).chunkings:
-        words += ["--chunking", ",".join(chunkings)]
+    every_reply = stamp.get("chunking_rules") == "every reply"
+    if chunkings and (every_reply or tuple(chunkings) != rules_of(str(stamp.get("profile", "quick"))).chunkings):
+        words += ["--chunking", ",".join(chunkings)] + ([] if every_reply else ["--keep-profile-rules"])
     version = stamp.get("llama_cpp_python_version")
     if version and version != DEFAULT_VERSION:
         words += ["--oracle-version", str(version)]
-    if stamp.get("expectations") and stamp.get("parser") != "reply":
+    if stamp.get("expectations") and spec != "reply":
         words += ["--expectations", str(stamp["expectations"])]
     target = f"{out}/{row['case_id']}"
     words += ["--out", target]

@@ -8,12 +8,14 @@ import dataclasses
 import json
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chatparity.model import PROBLEMS, Message, Rejection, Reply, ToolCall, reading_from_json
+from corpora.corpus_file import read_line
 from harness.problem_checks import Asked, problems_break
-from harness.structural_checks import check_reading
+from harness.structural_checks import check_reading, reply_problems_break
 
 ROOT = Path(__file__).resolve().parent.parent
 CALL = ToolCall("get_weather", '{"city": "Rio"}')
@@ -220,3 +222,53 @@ def test_a_fault_is_not_judged_against_a_truth_the_reading_differs_from_or_on_a_
     assert problems_break(read, ASKED, meant=("text_after_action",), truth=Message(tool_calls=(CALL,))) is None
     assert problems_break(Message(tool_calls=(CALL,), problems=("cut_off",)), ASKED, partial=True,
                           truth=Message(tool_calls=(CALL,))) is None
+
+
+ROCKET = ToolCall("launch_rocket", '{"target": "moon"}')
+
+
+def file_reply(tmp_path: Path, **fields: Any) -> Reply:
+    """The reply of a corpus file line calling a tool that was not offered, its truth that call."""
+    line = {"id": "x", "template": "t.jinja", "thinking": False, "tools": "auto", "kwargs": {},
+            "reply": "<tool_call>launch_rocket</tool_call>", "partial": False,
+            "truth": {"tool_calls": [{"name": ROCKET.name, "arguments": ROCKET.arguments}]}, **fields}
+    return read_line(tmp_path / "outside.jsonl", 1, json.dumps(line)).as_reply()
+
+
+def file_verdict(reading: Message | Rejection, of: Reply) -> bool | None:
+    """problems_agree of a reading that matches llama.cpp's, of a corpus file line's reply."""
+    return check_reading(reading, of, SCHEMAS, (), ASKED, reading).problems_agree
+
+
+@pytest.mark.parametrize("problems", [("unknown_action",), ("text_after_action",), ("unclosed_think",)])
+def test_a_corpus_file_line_that_states_no_meant_problems_is_not_judged_by_them(
+    tmp_path: Path, problems: tuple[str, ...]
+) -> None:
+    read = Message(tool_calls=(ROCKET,), problems=problems)
+    assert file_verdict(read, file_reply(tmp_path)) is True
+    assert file_verdict(read, file_reply(tmp_path, meant_problems=[])) is False
+    generated = Reply("<tool_call>launch_rocket</tool_call>", False, "test", "shape", Message(tool_calls=(ROCKET,)))
+    assert file_verdict(read, generated) is False
+
+
+def test_a_rejection_of_a_line_that_states_no_meant_problems_may_name_any_cause(tmp_path: Path) -> None:
+    refused = Rejection("no", problems=("bad_syntax", "text_after_action"))
+    assert file_verdict(refused, file_reply(tmp_path)) is True
+    assert file_verdict(refused, file_reply(tmp_path, meant_problems=["unknown_action"])) is False
+
+
+@pytest.mark.parametrize(
+    ("reading", "broken"),
+    [
+        (Message(tool_calls=(ROCKET,), problems=("bad_syntax",)), "accepted reading reported with bad_syntax"),
+        (Message("Sure.", tool_calls=(ROCKET,)), "prose_before_action missing"),
+        (Message("Hi."), "no_action missing"),
+        (Message(tool_calls=(ROCKET,), problems=("bad_args",)), "bad_args reported"),
+        (Rejection("no", problems=("unknown_action",)), "without bad_syntax"),
+    ],
+)
+def test_a_line_that_states_no_meant_problems_is_judged_by_what_its_reading_shows(
+    tmp_path: Path, reading: Message | Rejection, broken: str
+) -> None:
+    found = reply_problems_break(reading, file_reply(tmp_path), ASKED)
+    assert found is not None and broken in found

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import reply
 from corpora.catalog import plan, replies
 from reply import Problem
+from tests.reply_support import WEATHER, session, written_turn
 from tests.reply_support import replies as sample_replies
-from tests.reply_support import session
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rio"}}\n</tool_call>'
 
@@ -43,6 +45,45 @@ def problems_of(mode: str, text: str, partial: bool = False) -> set[Problem]:
 def test_problems(mode: str, text: str, partial: bool, expected: set[Problem]) -> None:
     """Each reply gets exactly the problems it has."""
     assert problems_of(mode, text, partial) == expected
+
+
+def session_problems(template: str, mode: str, text: str) -> set[Problem]:
+    """The problems of one reply in a session of a template, refused or not."""
+    reader = reply.open(session(template, mode))
+    try:
+        return set(reader.parse(text).problems)
+    except reply.Rejected as refusal:
+        return set(refusal.problems) | {Problem.BAD_SYNTAX}
+
+
+@pytest.mark.parametrize("template,mode,calls,end", [
+    ("muse-glimmer.jinja", "think/auto", [WEATHER], "<|eot|>"),
+    ("mistralai-Ministral-3-14B-Reasoning-2512.jinja", "nothink/auto", [WEATHER], "</s>"),
+    ("mistralai-Mistral-Nemo-Instruct-2407.jinja", "nothink/auto", [WEATHER], "</s>"),
+    ("meta-llama-Llama-3.1-8B-Instruct.jinja", "nothink/auto", [WEATHER], "<|eot_id|>"),
+    ("openai-gpt-oss-120b.jinja", "think/auto", [WEATHER], "<|call|>"),
+    ("google-gemma-4-31B-it.jinja", "think/auto", [WEATHER], "<turn|>"),
+    ("Qwen-Qwen3-0.6B.jinja", "think/auto", [WEATHER], "<|im_end|>\n"),
+    ("muse-glimmer.jinja", "think/none", [], "<|eot|>"),
+    ("google-gemma-4-31B-it.jinja", "think/none", [], "<channel|>"),
+])
+def test_an_end_of_turn_or_a_stray_closing_marker_after_a_reply_is_no_text_after_an_action(
+    template: str, mode: str, calls: list[tuple[str, dict[str, Any]]], end: str
+) -> None:
+    """The template's end of turn, its eos or a closing marker of its own after the reply adds no problem but
+    the refusal llama.cpp may make of it; text after it, after a call, is text after an action."""
+    text = written_turn(session(template, mode), calls, content="" if calls else "Hello there.")
+    assert text is not None
+    alone = session_problems(template, mode, text)
+    assert session_problems(template, mode, text + end) - {Problem.BAD_SYNTAX} == alone
+    after = session_problems(template, mode, text + end + "\nDone.")
+    assert (Problem.TEXT_AFTER_ACTION in after) == bool(calls)
+
+
+@pytest.mark.parametrize("end", ["<|eot_id|>", "</s>", "<|im_end|>Done."])
+def test_a_marker_of_another_template_or_text_after_the_end_of_turn_is_text_after_an_action(end: str) -> None:
+    """Only this template's own ends are passed over."""
+    assert problems_of("think/auto", CALL + end) == {Problem.BAD_SYNTAX, Problem.TEXT_AFTER_ACTION}
 
 
 def test_refusal_names_the_format() -> None:

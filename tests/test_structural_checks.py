@@ -15,7 +15,7 @@ from chatparity.model import Kind, Message, Mode, Rejection, Reply, Session, Too
 from corpora.corpus_file import CorpusFileError, read_line
 from harness.compare import compare
 from harness.problem_checks import Asked
-from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
+from harness.structural_checks import SchemaCheck, Structure, check_reading, combined_structure, tool_schemas
 from reports.commands.gate import main as gate_main
 from reports.diff import Change, check_counts, classify_change, diff_markdown, diff_runs
 from reports.divergences import classify_run
@@ -83,6 +83,24 @@ def test_a_call_off_the_schema_breaks_arguments_schema(call: ToolCall, where: st
     found = checked(Message(tool_calls=(call,)))
     assert found.arguments_schema is False and where in found.detail
     assert found.arguments_json is True
+
+
+@pytest.mark.parametrize("arguments", ["{", '{"city": "Rio"', "[1, 2]", '"Rio"', ""])
+@pytest.mark.parametrize("schemas", [SCHEMAS, {"get_weather": None}], ids=["schema", "no valid schema"])
+def test_arguments_that_are_not_a_json_object_break_arguments_schema_too(
+    arguments: str, schemas: dict[str, SchemaCheck | None]
+) -> None:
+    reading = Message(tool_calls=(ToolCall("get_weather", arguments),))
+    found = check_reading(reading, reply(), schemas, MARKERS, Asked(True, True))
+    assert found.arguments_json is False and found.arguments_schema is False
+
+
+def test_llama_cpp_s_unparsable_arguments_do_not_hold_the_schema_the_parser_s_closed_ones_break() -> None:
+    oracle = checked(Message(tool_calls=(ToolCall("get_weather", "{"),)))
+    parser = checked(Message(tool_calls=(ToolCall("get_weather", "{}"),)))
+    assert (oracle.arguments_json, parser.arguments_json) == (False, True)
+    assert (oracle.arguments_schema, parser.arguments_schema) == (False, False)
+    assert "'city' is a required property" in parser.detail
 
 
 def test_a_reply_marked_as_a_deliberate_violation_is_not_judged_by_that_check() -> None:
@@ -314,7 +332,8 @@ def test_a_corpus_file_line_names_the_problems_its_reply_was_written_to_show(tmp
     line = bare_line()
     read = read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": ["unknown_action"]}))
     assert read.as_reply().meant_problems == ("unknown_action",)
-    assert read_line(tmp_path / "c.jsonl", 7, json.dumps(line)).as_reply().meant_problems == ()
+    assert read_line(tmp_path / "c.jsonl", 7, json.dumps(line)).as_reply().meant_problems is None
+    assert read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": []})).as_reply().meant_problems == ()
     with pytest.raises(CorpusFileError, match="c.jsonl:7: field 'meant_problems\\[1\\]'.*got 'unknown'"):
         read_line(tmp_path / "c.jsonl", 7, json.dumps({**line, "meant_problems": ["bad_args", "unknown"]}))
     with pytest.raises(CorpusFileError, match="'meant_problems'.*expected a list of problems"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from harness import sweep_command, sweep_plugin
 from oracle.client import Oracle
 from reports.baselines import read_baseline, update, write_baseline
 from reports.ci import exit_status, sweep_judgement
+from reports.commands.diff import main as diff_main
+from reports.commands.gate import main as gate_main
 from reports.divergences import classify_run
 from reports.gate import check
 from reports.runs import load_run
@@ -224,7 +227,55 @@ def test_the_subprocess_example_parser_round_trips(sweep: Sweep) -> None:
     rows = table(out, "rows")
     assert status == 0 and rows and {row["outcome"] for row in rows} == {"match"}
     assert all(row["snapshot_parity"] == 1 for row in rows if row["chunking"] != "whole")
-    assert stamp(out)["parser"] == EXAMPLE and stamp(out)["parser_revision"]
+    assert stamp(out)["parser"] == "oracle-over-json-lines" and stamp(out)["parser_revision"]
+    assert stamp(out)["parser_spec"] == EXAMPLE
+
+
+def test_a_parser_is_the_name_its_info_gives_wherever_it_is_built_to_gate_and_diff(
+    sweep: Sweep, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checkouts = []
+    for checkout in ("a", "b"):
+        program = tmp_path / checkout / "sweep_example_parser.py"
+        program.parent.mkdir()
+        shutil.copy(TESTS / "sweep_example_parser.py", program)
+        checkouts.append(f"cmd:{sys.executable} {program}")
+    runs = [sweep(f"run-{index}", "--parser", spec, "--templates", "Qwen*", "--chunking", "whole")[1]
+            for index, spec in enumerate(checkouts)]
+    assert [stamp(run)["parser"] for run in runs] == ["oracle-over-json-lines"] * 2
+    assert [stamp(run)["parser_spec"] for run in runs] == checkouts
+    baseline = str(tmp_path / "baseline")
+    assert gate_main(["--baseline", baseline, "--update", str(runs[0])], "chatparity gate") == 0
+    assert gate_main(["--baseline", baseline, str(runs[1])], "chatparity gate") == 0
+    assert diff_main([str(runs[0]), str(runs[1])], "chatparity diff") == 0
+    assert "other parser" not in capsys.readouterr().err
+    _, named = sweep("named", "--parser", checkouts[1], "--parser-name", "mine", "--templates", "Qwen*",
+                     "--chunking", "whole")
+    assert stamp(named)["parser"] == "mine"
+    assert gate_main(["--baseline", baseline, str(named)], "chatparity gate") == 2
+    assert "the baseline is of parser 'oracle-over-json-lines', the run of 'mine'" in capsys.readouterr().err
+
+
+def test_named_chunkings_run_on_every_reply_and_the_stamp_counts_what_ran(
+    sweep: Sweep, capsys: pytest.CaptureFixture[str]
+) -> None:
+    named = ("whole", "char3", "split", "special")
+    status, out = sweep("named", "--templates", "Qwen*", "--chunking", ",".join(named))
+    rows = table(out, "rows")
+    replies = {row["case_id"]: row["reply"] for row in rows}
+    ran = {name: {row["case_id"] for row in rows if row["chunking"] == name} for name in named}
+    assert status == 0 and ran["whole"] == ran["char3"] == set(replies) and ran["special"]
+    assert ran["split"] == {case for case, text in replies.items() if len(text) > 1}
+    assert any(len(replies[case]) > 20 for case in ran["split"])
+    assert stamp(out)["chunking_rows"] == {name: sum(row["chunking"] == name for row in rows) for name in named}
+    assert stamp(out)["chunking_rules"] == "every reply" and stamp(out)["profile_limits"] == {}
+    capsys.readouterr()
+    status, kept = sweep("kept", "--templates", "Qwen*", "--chunking", "whole,char3,split", "--keep-profile-rules")
+    rows = table(kept, "rows")
+    assert status == 0 and not any(row["chunking"] == "char3" for row in rows)
+    assert all(len(row["reply"]) <= 20 for row in rows if row["chunking"] == "split")
+    assert stamp(kept)["chunking_rows"]["char3"] == 0 and stamp(kept)["chunking_rules"] == "profile"
+    assert "--chunking char3 made no row: the profile's rules" in capsys.readouterr().err
 
 
 def test_two_identical_sweeps_store_identical_tables(sweep: Sweep) -> None:
@@ -300,6 +351,14 @@ def test_only_failing_reruns_the_failed_rows(sweep: Sweep) -> None:
     assert {row["template"] for row in table(rerun, "sessions")} == {QWEN3}
 
 
+def test_only_failing_reruns_failed_rows_at_chunkings_the_profile_runs_elsewhere(sweep: Sweep) -> None:
+    _, base = sweep("base", "--parser", PARSERS + "SwapsOnQwen", "--chunking", "whole,char3")
+    failed = {(case, chunking) for case, chunking, _ in sweep_command.failing_rows(base)}
+    assert "char3" in {chunking for _, chunking in failed}
+    _, rerun = sweep("rerun", "--parser", PARSERS + "SwapsOnQwen", "--only-failing", str(base), "--chunking", "")
+    assert {(row["case_id"], row["chunking"]) for row in table(rerun, "rows")} == failed
+
+
 def test_an_interrupted_sweep_leaves_the_earlier_store_intact(sweep: Sweep) -> None:
     _, out = sweep("kept", "--parser", PARSERS + "DropsACall")
     before = (out / "rows.sqlite").read_bytes()
@@ -317,6 +376,8 @@ def test_an_interrupted_sweep_leaves_the_earlier_store_intact(sweep: Sweep) -> N
         (("--parser", "oracle:9.9.9"), "9.9.9 is not pinned"),
         (("--parser", "cmd:no-such-program --flag"), "no executable 'no-such-program'"),
         (("--only-failing", "/nonexistent/run"), "no run store"),
+        (("--parser-name", " "), "--parser-name: expected a non-empty name"),
+        (("--keep-profile-rules", "--chunking", ""), "--keep-profile-rules only goes with --chunking"),
     ],
 )
 def test_bad_flags_are_named_before_anything_runs(

@@ -47,7 +47,10 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     sweep.add_argument("--templates", help="template file name glob")
     sweep.add_argument("--family", help="only templates of this family")
     sweep.add_argument("--mode", help="mode label glob")
-    sweep.add_argument("--chunking", help="chunkings to run (default: the profile's)")
+    sweep.add_argument("--chunking", help="chunkings to run, each on every reply (default: the profile's)")
+    sweep.add_argument(
+        "--keep-profile-rules", action="store_true", help="the --chunking chunkings run where the profile runs them"
+    )
     sweep.add_argument(
         "--oracle-cache", help="the oracle answer cache both sweeps share (default: the sweep's)"
     )
@@ -74,7 +77,7 @@ def sweep_args(args: argparse.Namespace) -> list[str]:
     ):
         if value is not None:
             flags += [flag, value]
-    return flags
+    return flags + (["--keep-profile-rules"] if args.keep_profile_rules else [])
 
 
 def git_runs(args: argparse.Namespace, prog: str) -> tuple[Path, Path]:
