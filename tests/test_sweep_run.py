@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -434,3 +435,44 @@ def test_the_sweep_command_imports_the_report_modules_only_to_prepare_publishing
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=TESTS.parent)
     assert done.stdout.split() == ["False", "True", "True"]
+
+
+def test_a_known_divergence_labels_the_rows_it_explains_as_the_sweep_makes_them(
+    shared_cache: Path, tmp_path: Path
+) -> None:
+    from reports.commands.sweep import main as sweep_main
+
+    expectations = tmp_path / "expectations"
+    expectations.mkdir()
+    (expectations / "known_divergences.toml").write_text(
+        '[[divergence]]\nname = "drops-last"\ntemplate = "Qwen-*"\nkind = "content"\n'
+        'reason = "the example drops the last character"\nundecidable = "no rule predicts a dropped character"\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "labelled"
+    status = sweep_main(["--source", f"{TESTS / 'sweep_corpus.py'}", "--out", str(out), "--oracle-cache",
+                         str(shared_cache), "--chunking", "whole,char", "--parser", PARSERS + "DropsLastCharacter",
+                         "--expectations", str(expectations)])
+    rows = table(out, "rows")
+    qwen = [row for row in by_template(rows, QWEN3) if row["outcome"] == "mismatch" and row["chunking"] == "whole"]
+    assert qwen and {row["explained"] for row in qwen} == {"drops-last"}
+    llama = [row for row in by_template(rows, LLAMA31) if row["outcome"] == "mismatch"]
+    assert llama and {row["explained"] for row in llama} == {""}
+    assert status == 1, "the Llama rows no entry explains fail"
+
+
+def test_progress_shows_a_session_failing_against_the_baseline_and_not_once_it_records_it(
+    tmp_path: Path, shared_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reports.commands.sweep import main as sweep_main
+
+    expectations = tmp_path / "expectations"
+    expectations.mkdir()
+    argv = ["--source", f"{TESTS / 'sweep_corpus.py'}", "--oracle-cache", str(shared_cache), "--chunking", "whole",
+            "--parser", PARSERS + "DropsLastCharacter", "--expectations", str(expectations), "-n", "0"]
+    assert sweep_main([*argv, "--out", str(tmp_path / "first")]) == 1
+    assert re.search(r"=+ (\d+ passed, )?[1-9]\d* failing in ", capsys.readouterr().out)
+    assert gate_main(["--update", str(tmp_path / "first")], "chatparity gate") == 0
+    capsys.readouterr()
+    assert sweep_main([*argv, "--out", str(tmp_path / "second")]) == 0
+    assert re.search(r"=+ \d+ passed in ", capsys.readouterr().out)
