@@ -47,8 +47,9 @@ LABEL_COLUMNS = (
 
 
 def reading_digest(reading: str) -> str:
-    """A short digest of a reading's JSON text, as a label pins a mismatching reading."""
-    return hashlib.sha256(reading.encode("utf-8")).hexdigest()[:10]
+    """A short digest of a reading's JSON text, as a label pins a mismatching reading (a lone surrogate taken as
+    the escape the store keeps it as, so a worker's label and the stored row's agree)."""
+    return hashlib.sha256(reading.encode("utf-8", "backslashreplace")).hexdigest()[:10]
 
 
 def known(value: Any) -> bool:

@@ -129,4 +129,4 @@ def test_an_oracle_crash_at_render_is_counted_in_the_summary(tmp_path: Path, wra
     assert done.returncode == 1 and len(stored) == 3, done.stderr
     assert {row["outcome"] for row in stored} == {"oracle_crashed"}
     assert all("render" in row["error"] and "SIGABRT" in row["error"] for row in stored)
-    assert "errors: oracle 3, parser 0" in done.stdout
+    assert "errors: parser 0, llama.cpp 3" in done.stdout

@@ -97,26 +97,3 @@ publish(run)
 print(json.dumps({{"safe": safe, "differ": [name for name in names if (run / name).read_text() != forked[name]]}}))
 """)
     assert found == {"safe": True, "differ": []}
-
-
-def test_the_job_beside_the_writing_returns_its_result_and_raises_only_once_every_file_is_written(
-    tmp_path: Path,
-) -> None:
-    run = a_run(tmp_path / "run")
-    found = run_script(f"""
-from pathlib import Path
-from reports.publish import publish
-run = Path({str(run)!r})
-counted = publish(run, beside=lambda run, verdict: len(verdict.rows)).beside
-for name in {FILES!r}:
-    (run / name).unlink()
-def refuse(run, verdict):
-    raise LookupError("no baseline here")
-try:
-    publish(run, beside=refuse)
-    raised = None
-except LookupError as error:
-    raised = str(error)
-print(json.dumps({{"counted": counted, "raised": raised, "missing": [n for n in {FILES!r} if not (run / n).exists()]}}))
-""")
-    assert found == {"counted": 4, "raised": "no baseline here", "missing": []}
