@@ -12,7 +12,7 @@ from harness.chunkings import TokenPieces, token_pieces
 from harness.oracle_cache import OracleCache
 from harness.stream_resume import Streamed, resume_point
 from oracle.build import source_hash
-from oracle.client import Oracle, OracleCrashed, OracleError, OracleTimeout
+from oracle.client import GrammarVerdict, Oracle, OracleCrashed, OracleError, OracleTimeout
 from oracle.partial_reads import decoded_at, encoded, read_entry, same
 from oracle.vocabs import Vocab
 from templates.pins import pin_of, resolve_version
@@ -153,6 +153,7 @@ class OracleSession:
         self.request_key = OracleCache.key(canonical_json(self.request))
         self.handle: int | None = None
         self.streams: list[Streamed] = []
+        self.kept: tuple[str, tuple[int, ...], frozenset[int]] = ("", (), frozenset())
 
     def key(self, what: Sequence[Any]) -> str:
         """The cache key of this session's answer for `what`."""
@@ -225,36 +226,55 @@ class OracleSession:
         )
         return reading_from_json(found)
 
+    def grammar(self, text: str, partial: bool) -> GrammarVerdict:
+        """Whether a model sampling under llama-server's grammar for this request can write `text` (`Oracle.grammar`)."""
+        found = self.cached(
+            ("grammar", text, partial),
+            lambda: self.reads.ask("grammar", self.ensure_handle(), text, partial=partial).text(),
+        )
+        return GrammarVerdict.of_text(found)
+
     def partials(self, text: str, ends: Sequence[int]) -> dict[int, Reading]:
         """llama.cpp's partial read of each prefix `text[:end]`, from one stream request (kept in the cache as
-        `partial_reads` writes them)."""
+        `partial_reads` writes them, with the cuts whose parse came back empty: `kept_at`)."""
         if not ends:
             return {}
-
-        written = self.cached(("partials", text, list(ends)), lambda: self.streamed(text, ends))
+        record = self.cached(("partials", "kept", text, list(ends)), lambda: self.streamed(text, ends))
         try:
-            return decoded_at(ends, written)
-        except ValueError as error:
+            reads = decoded_at(ends, record["reads"])
+            self.kept = (text, tuple(ends), frozenset(ends[index] for index in record["kept"]))
+        except (ValueError, KeyError, TypeError, IndexError) as error:
             raise OracleFailed(Outcome.ORACLE_CRASHED, f"stream: {error}") from error
+        return reads
 
-    def streamed(self, text: str, ends: Sequence[int]) -> list[Any]:
-        """llama.cpp's partial reads at `ends` as `partial_reads` writes them, streamed on from an earlier stream
-        of the session where it read the same first cuts (`stream_resume`), else streamed whole; kept for the
-        streams after it (only those llama.cpp streamed: a warm sweep keeps none)."""
+    def kept_at(self, text: str, ends: Sequence[int]) -> frozenset[int]:
+        """The cuts of a stream of `text` at `ends` whose partial parse came back empty, so that llama-server kept
+        the message before (read with the stream's partial reads)."""
+        if self.kept[:2] != (text, tuple(ends)):
+            self.partials(text, ends)
+        return self.kept[2]
 
-        def stream(cuts: Sequence[int]) -> list[Any]:
-            return self.reads.ask("stream", self.ensure_handle(), text, list(cuts)).written
+    def streamed(self, text: str, ends: Sequence[int]) -> dict[str, Any]:
+        """llama.cpp's partial reads at `ends` as `partial_reads` writes them and the indices of the cuts whose
+        parse came back empty, streamed on from an earlier stream of the session where it read the same first cuts
+        (`stream_resume`), else streamed whole; kept for the streams after it (only those llama.cpp streamed: a
+        warm sweep keeps none)."""
+
+        def stream(cuts: Sequence[int]) -> Any:
+            return self.reads.ask("stream", self.ensure_handle(), text, list(cuts))
 
         resume = resume_point(self.streams, text, ends)
-        written = None
+        found = None
         if resume is not None:
             asked = stream(ends[resume.at:])
-            if same(read_entry(None, asked[0]), resume.last):
-                written = [*resume.written, *asked[1:]]
-        if written is None:
-            written = stream(ends)
-        self.streams.append(Streamed(text, tuple(ends), written))
-        return written
+            if same(read_entry(None, asked.written[0]), resume.last):
+                found = Streamed(text, tuple(ends), [*resume.written, *asked.written[1:]],
+                                 (*resume.kept, *(resume.at + index for index in asked.kept if index)))
+        if found is None:
+            whole = stream(ends)
+            found = Streamed(text, tuple(ends), whole.written, tuple(whole.kept))
+        self.streams.append(found)
+        return {"reads": found.written, "kept": list(found.kept)}
 
     def prefix_reads(self, text: str) -> PrefixReads:
         """llama.cpp's partial reads of prefixes of `text`, each read on its own (`PrefixReads`)."""

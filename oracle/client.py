@@ -69,7 +69,8 @@ class StreamReading:
     of n boundaries takes about as much memory as its reply, not n readings whole); `partials` reads them all.
     A diff is {"reasoning_content_delta", "content_delta", "tool_call_index" (None when not a call),
     "tool_call_delta": {"name", "arguments", "id"}}. A diff error is what compute_diffs threw at that step
-    (llama-server would end the stream there), '' when none.
+    (llama-server would end the stream there), '' when none. `kept` holds the steps whose partial parse came back
+    empty, so that llama-server kept the message before it.
     """
 
     written: list[Any]
@@ -78,11 +79,47 @@ class StreamReading:
     final_diffs: list[dict[str, Any]] = field(default_factory=list)
     diff_errors: list[str] = field(default_factory=list)
     final_diff_error: str = ""
+    kept: list[int] = field(default_factory=list)
 
     @property
     def partials(self) -> list[Reading]:
         """Every partial read, whole."""
         return decoded(self.written)
+
+
+GRAMMAR_VERDICTS = ("free", "untriggered", "accepts", "rejects", "incomplete", "prompt", "invalid")
+WRITABLE = ("free", "untriggered", "accepts")
+
+
+@dataclass(frozen=True)
+class GrammarVerdict:
+    """Whether a model sampling under the grammar llama-server builds for a request can write a text: `verdict` is
+    one of GRAMMAR_VERDICTS (`free`: the request has no grammar; `untriggered`: a lazy grammar the text never
+    triggers; `accepts`; `rejects` at code point `at`; `incomplete`: a finished text the grammar cannot end;
+    `prompt`: the grammar rejects the generation prompt; `invalid`: the grammar does not parse), and `start`, the
+    code point the grammar constrains the text from (0 for an eager grammar, fed the generation prompt first)."""
+
+    verdict: str
+    at: int | None = None
+    start: int | None = None
+
+    @property
+    def writable(self) -> bool:
+        """Whether the model can write the text."""
+        return self.verdict in WRITABLE
+
+    def text(self) -> str:
+        """The verdict as the store keeps it: `rejects @12 from 0`, `accepts from 5`, `untriggered`."""
+        at = "" if self.at is None else f" @{self.at}"
+        start = "" if self.start is None else f" from {self.start}"
+        return f"{self.verdict}{at}{start}"
+
+    @classmethod
+    def of_text(cls, text: str) -> GrammarVerdict:
+        """The verdict `text` wrote."""
+        head, _, start = text.partition(" from ")
+        verdict, _, at = head.partition(" @")
+        return cls(verdict, int(at) if at else None, int(start) if start else None)
 
 
 @dataclass(frozen=True)
@@ -217,7 +254,20 @@ class Oracle:
                 final_diffs=final["diffs"],
                 diff_errors=[step["diff_error"] for step in steps],
                 final_diff_error=final["diff_error"],
+                kept=[index for index, step in enumerate(steps) if step.get("kept")],
             )
+
+    def grammar(self, handle: int, text: str, partial: bool = False) -> GrammarVerdict:
+        """Whether a model sampling under llama-server's grammar for the handle's request can write `text` (a cut
+        text: its start), as common_sampler drives the grammar (lazy triggers, thoughts left free)."""
+        response = self._handle_request(handle, {"op": "grammar", "text": text, "is_partial": partial})
+        with self._malformed("grammar", response):
+            found = response["grammar"]
+            if found["verdict"] not in GRAMMAR_VERDICTS:
+                raise ValueError(f"unknown grammar verdict {found['verdict']!r}")
+            at, start = found["at"], found["from"]
+            return GrammarVerdict(found["verdict"], None if at is None else int(at),
+                                  None if start is None else int(start))
 
     def tokenize(self, vocab: Vocab, text: str) -> Tokenization:
         """llama.cpp's tokens of `text` in a vocab (its GGUF loaded once per child)."""

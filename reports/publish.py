@@ -24,7 +24,10 @@ from reports.summary import summary_markdown, summary_text
 from reports.tables import Tables, build_tables, markdown_pieces, markdown_table, records
 
 WIDTH = 100
-STORE_ONLY = ("oracle_vs_truth", "parser_vs_truth", "truth", "tools", "conversation", "oracle_structure_detail")
+STORE_ONLY = (
+    "oracle_vs_truth", "parser_vs_truth", "truth", "tools", "conversation", "oracle_structure_detail", "oracle_stream",
+    "oracle_grammar",
+)
 """The row columns the reports do not read from the loaded rows (oracle_defects reads its rows from the store)."""
 REPORT_COLUMNS = [name for name in columns(Row) if name not in STORE_ONLY]
 STREAM_COLUMNS = [

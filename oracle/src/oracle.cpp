@@ -1,13 +1,15 @@
 // chatparity-oracle: llama.cpp's own chat code (common/chat.h) behind a JSON-lines protocol.
 //
 // One request per line on stdin, one response per line on stdout, each carrying the request's "id".
-// Ops: info, render, parse, stream, tokenize, detokenize, and the test hooks crash and sleep. See oracle/client.py.
+// Ops: info, render, parse, stream, grammar, tokenize, detokenize, and the test hooks crash and sleep. See
+// oracle/client.py.
 
 #include "chat.h"
 #include "common.h"
 #include "gguf.h"
 #include "llama.h"
 #include "log.h"
+#include "llama-grammar.h"
 
 #include <nlohmann/json.hpp>
 
@@ -105,9 +107,20 @@ struct request_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// What a render leaves behind for later parse and stream requests.
+// The grammar llama-server samples a reply under (common_sampler_init with the render's chat params).
+struct grammar_spec {
+    std::string                         grammar;
+    bool                                lazy = false;
+    std::vector<common_grammar_trigger> triggers;
+    std::string                         generation_prompt;
+    std::string                         think_start;
+    std::vector<std::string>            think_ends;
+};
+
+// What a render leaves behind for later parse, stream and grammar requests.
 struct parser_handle {
     common_chat_parser_params params;
+    grammar_spec              grammar;
 };
 
 static std::vector<parser_handle> g_handles;
@@ -330,6 +343,8 @@ static json op_render(const json & req) {
     if (!chat_params.parser.empty()) {
         handle.params.parser.load(chat_params.parser);
     }
+    handle.grammar = {chat_params.grammar, chat_params.grammar_lazy, chat_params.grammar_triggers,
+                      chat_params.generation_prompt, chat_params.thinking_start_tag, chat_params.thinking_end_tags};
     g_handles.push_back(std::move(handle));
 
     return {
@@ -387,6 +402,168 @@ static size_t code_points(const std::string & text, size_t bytes) {
     return count;
 }
 
+// llama-server's reasoning-budget sampler as a lazy tool-call grammar meets it (common/reasoning-budget.cpp with
+// an unlimited budget): idle until the thinking start tag, inside the thought until an end tag, done after it
+// (a new start tag opens another thought). Tags are matched on text rather than on tokens.
+struct thought_tracker {
+    enum state_t { IDLE, THINKING, DONE };
+    std::string              start;
+    std::vector<std::string> ends;
+    state_t                  state = IDLE;
+    std::string              seen;
+    std::string              ended_by;
+
+    static bool ends_with(const std::string & text, const std::string & tail) {
+        return !tail.empty() && text.size() >= tail.size() &&
+               text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+    }
+
+    // Advance by one piece; true when it ends a thought (`ended_by` then holds the end tag).
+    bool advance(const std::string & piece) {
+        seen += piece;
+        if (state == THINKING) {
+            for (const auto & end : ends) {
+                if (ends_with(seen, end)) {
+                    state = DONE;
+                    ended_by = end;
+                    seen.clear();
+                    return true;
+                }
+            }
+        } else if (ends_with(seen, start)) {
+            state = THINKING;
+            seen.clear();
+        }
+        return false;
+    }
+};
+
+struct grammar_deleter {
+    void operator()(llama_grammar * grammar) const { llama_grammar_free_impl(grammar); }
+};
+
+// A grammar as llama-server's sampler holds it, fed text rather than tokens (llama_grammar_accept_impl without a
+// vocab: trigger words and tokens are matched as text).
+struct grammar_feed {
+    std::unique_ptr<llama_grammar, grammar_deleter> grammar;
+    std::string                                     constrained;  // the text a lazy grammar was triggered with
+
+    // Feed one piece; false once the grammar rejects it.
+    bool feed(const std::string & piece) {
+        llama_grammar & g = *grammar;
+        if (g.awaiting_trigger) {
+            g.trigger_buffer += piece;
+            for (const auto & pattern : g.trigger_patterns) {
+                const size_t start = pattern.find(g.trigger_buffer);
+                if (start != std::string::npos) {
+                    g.awaiting_trigger = false;
+                    constrained = g.trigger_buffer.substr(start);
+                    g.trigger_buffer.clear();
+                    return accept(constrained);
+                }
+            }
+            return true;
+        }
+        return accept(piece);
+    }
+
+    bool accept(const std::string & text) {
+        try {
+            llama_grammar_accept_str(*grammar, text);
+        } catch (const std::exception &) {
+            return false;
+        }
+        return !grammar->stacks.empty();
+    }
+
+    bool complete() const {
+        return std::any_of(grammar->stacks.begin(), grammar->stacks.end(),
+                           [](const llama_grammar_stack & stack) { return stack.empty(); });
+    }
+};
+
+// The trigger patterns common_sampler_init makes of a render's grammar triggers (a token trigger as its text).
+static std::vector<std::string> trigger_patterns(const std::vector<common_grammar_trigger> & triggers) {
+    std::vector<std::string> patterns;
+    for (const auto & trigger : triggers) {
+        if (trigger.type == COMMON_GRAMMAR_TRIGGER_TYPE_WORD || trigger.type == COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN) {
+            patterns.push_back(regex_escape(trigger.value));
+        } else if (trigger.type == COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN) {
+            patterns.push_back(trigger.value);
+        } else if (trigger.value.empty()) {
+            patterns.push_back("^$");
+        } else {
+            patterns.push_back((trigger.value.front() != '^' ? "^" : "") + trigger.value +
+                               (trigger.value.back() != '$' ? "$" : ""));
+        }
+    }
+    return patterns;
+}
+
+static json grammar_verdict(const std::string & verdict, const json & at = nullptr, const json & from = nullptr) {
+    return {{"grammar", {{"verdict", verdict}, {"at", at}, {"from", from}}}};
+}
+
+// Whether a model sampling under the grammar llama-server builds for the request can write `text`, as
+// common_sampler_init and common_sampler_accept drive the grammar: an eager grammar fed the generation prompt
+// first; a lazy one waiting for a trigger, and (with thinking tags) not fed inside a thought, the tag that ends
+// the thought replayed into it. Verdicts: "free" (no grammar), "untriggered" (a lazy grammar the text never
+// triggers), "accepts", "rejects" (at: the code point it rejects), "incomplete" (a finished text the grammar
+// cannot end), "prompt" (the grammar rejects the generation prompt), "invalid" (the grammar does not parse);
+// "from" is the code point the grammar constrains the text from (0 for an eager grammar, fed the generation
+// prompt first; a lazy grammar's trigger).
+static json op_grammar(const json & req) {
+    const grammar_spec & spec = handle_of(req).grammar;
+    const std::string text = text_of(req);
+    const bool is_partial = field_or<bool>(req, "is_partial", false);
+    if (spec.grammar.empty()) {
+        return grammar_verdict("free");
+    }
+    const std::vector<std::string> patterns = trigger_patterns(spec.triggers);
+    std::vector<const char *> pattern_ptrs;
+    for (const auto & pattern : patterns) {
+        pattern_ptrs.push_back(pattern.c_str());
+    }
+    grammar_feed grammar{std::unique_ptr<llama_grammar, grammar_deleter>(llama_grammar_init_impl(
+        nullptr, spec.grammar.c_str(), "root", spec.lazy, pattern_ptrs.data(), pattern_ptrs.size(), nullptr, 0))};
+    if (!grammar.grammar) {
+        return grammar_verdict("invalid");
+    }
+    const bool tracks_thought = spec.lazy && !spec.think_start.empty() &&
+        std::any_of(spec.think_ends.begin(), spec.think_ends.end(), [](const std::string & end) { return !end.empty(); });
+    thought_tracker thought{spec.think_start, spec.think_ends};
+    if (!spec.lazy && !grammar.accept(spec.generation_prompt)) {
+        return grammar_verdict("prompt");
+    }
+    if (tracks_thought) {
+        thought.advance(spec.generation_prompt);
+    }
+    json from = spec.lazy ? json(nullptr) : json(0);
+    size_t offset = 0;
+    for (size_t i = 0; i < text.size(); ++offset) {
+        size_t length = 1;
+        while (i + length < text.size() && (((unsigned char) text[i + length]) & 0xC0) == 0x80) {
+            ++length;
+        }
+        const std::string piece = text.substr(i, length);
+        i += length;
+        const bool applies = !tracks_thought || thought.state != thought_tracker::THINKING;
+        const bool ended = tracks_thought && thought.advance(piece);
+        const bool fits = applies ? grammar.feed(piece) : (!ended || grammar.feed(thought.ended_by));
+        if (from.is_null() && !grammar.grammar->awaiting_trigger) {
+            const size_t written = code_points(grammar.constrained, grammar.constrained.size());
+            from = offset + 1 >= written ? offset + 1 - written : 0;
+        }
+        if (!fits) {
+            return grammar_verdict("rejects", offset, from);
+        }
+    }
+    if (grammar.grammar->awaiting_trigger) {
+        return grammar_verdict("untriggered");
+    }
+    return grammar_verdict(is_partial || grammar.complete() ? "accepts" : "incomplete", nullptr, from);
+}
+
 // A text as [kept, added]: the first `kept` code points of the same text in the read before, then the rest.
 static json grown(const std::string & before, const std::string & after) {
     const size_t limit = std::min(before.size(), after.size());
@@ -432,7 +609,8 @@ static json read_entry(const json & before, const json & reading) {
                         grown(content, reading.at("content").get<std::string>()), calls});
 }
 
-// One step of llama-server's task_result_state::update_chat_msg (tool-call ids as the parser gives them).
+// One step of llama-server's task_result_state::update_chat_msg (tool-call ids as the parser gives them). A step
+// whose parse came back empty, so that llama-server kept the message before it, says so ("kept": true).
 static json stream_step(const std::string & text, bool is_partial, const common_chat_parser_params & params,
                         common_chat_msg & state) {
     common_chat_msg fresh;
@@ -443,14 +621,15 @@ static json stream_step(const std::string & text, bool is_partial, const common_
     }
     json diffs = json::array();
     std::string diff_error;
-    if (!fresh.empty()) {
-        common_chat_msg previous = state;
-        state = fresh;
-        try {
-            diffs = diffs_json(common_chat_msg_diff::compute_diffs(previous, state));
-        } catch (const std::exception & e) {
-            diff_error = describe(e);
-        }
+    if (fresh.empty()) {
+        return {{"reading", message_json(state)}, {"diffs", diffs}, {"diff_error", diff_error}, {"kept", true}};
+    }
+    common_chat_msg previous = state;
+    state = fresh;
+    try {
+        diffs = diffs_json(common_chat_msg_diff::compute_diffs(previous, state));
+    } catch (const std::exception & e) {
+        diff_error = describe(e);
     }
     return {{"reading", message_json(state)}, {"diffs", diffs}, {"diff_error", diff_error}};
 }
@@ -717,6 +896,9 @@ static json dispatch(const json & req) {
     if (op == "parse") {
         return op_parse(req);
     }
+    if (op == "grammar") {
+        return op_grammar(req);
+    }
     if (op == "tokenize") {
         return op_tokenize(req);
     }
@@ -730,7 +912,7 @@ static json dispatch(const json & req) {
         std::this_thread::sleep_for(std::chrono::duration<double>(field_or<double>(req, "seconds", 0.0)));
         return json::object();
     }
-    throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, tokenize, detokenize, crash or sleep)");
+    throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, grammar, tokenize, detokenize, crash or sleep)");
 }
 
 // Answer one request line on `out`: a stream as it is read, any other op once it is done.
