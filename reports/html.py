@@ -292,7 +292,7 @@ def page(run: Run, verdict: Verdict, tables: Tables, defects: DefectReport) -> s
         section(f"Unexpected matches ({len(unexpected)})", frame_html(unexpected), "unexpected"),
         section(f"Stale known divergences ({len(stale)})", frame_html(stale), "stale"),
         section(
-            f"Where llama.cpp departs from the template's meaning ({len(defects.clusters)} distinct defects; "
+            f"Where llama.cpp departs from the template's meaning ({len(defects.clusters)} entries; "
             "see oracle_defects.md)",
             frame_html(defects.counts),
             "defects",

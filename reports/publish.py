@@ -18,7 +18,8 @@ from reports.forked import both
 from reports.groups import failure_groups
 from reports.html import page
 from reports.multiturn import multiturn_section
-from reports.oracle_defects import defects_markdown, oracle_defects
+from reports.defects_markdown import defects_markdown
+from reports.oracle_defects import oracle_defects, summary_line
 from reports.runs import Run, load_run
 from reports.summary import summary_markdown, summary_text
 from reports.tables import Tables, build_tables, markdown_pieces, markdown_table, records
@@ -161,7 +162,9 @@ def publish(run_dir: Path, out: Path | None = None, divergences: Path | None = N
     verdict = classify_run(run, divergences)
     target = Path(out) if out is not None else run.directory
     files, besides = write_files(run, verdict, target, beside)
-    return Published(files, summary_text(run, verdict, target / "report.md"), run, verdict, besides)
+    defects = json.loads((target / "oracle_defects.json").read_text(encoding="utf-8"))["summary"]
+    summary = summary_text(run, verdict, target / "report.md", summary_line(defects))
+    return Published(files, summary, run, verdict, besides)
 
 
 def write_files(run: Run, verdict: Verdict, target: Path,
@@ -236,12 +239,7 @@ def write_page_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.Data
     defects_md = target / "oracle_defects.md"
     defects_md.write_text(defects_markdown(defects, run), encoding="utf-8")
     written.append(defects_md)
-    written.append(
-        write_json(
-            target / "oracle_defects.json",
-            {"counts": records(defects.counts), "clusters": records(defects.clusters)},
-        )
-    )
+    written.append(write_json(target / "oracle_defects.json", defects.to_json()))
     written.append(write_failures(target / "failures.csv", verdict.rows, run.directory))
     return written + write_coverage(coverage(run, verdict.rows), target)
 

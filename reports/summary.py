@@ -150,8 +150,9 @@ def short(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def summary_text(run: Run, verdict: Verdict, report: Path | None = None) -> str:
-    """The one-screen terminal summary."""
+def summary_text(run: Run, verdict: Verdict, report: Path | None = None, defects: str = "") -> str:
+    """The one-screen terminal summary (`defects`: the line counting llama.cpp's defects, apart from its
+    crashes)."""
     t = totals(verdict)
     status = t.by_status
     kinds = ", ".join(f"{kind} {count}" for kind, count in t.kinds.items() if count) or "none"
@@ -165,7 +166,8 @@ def summary_text(run: Run, verdict: Verdict, report: Path | None = None) -> str:
             f"finished {rate(*t.finished)}, partial {rate(*t.partial)}"
         ),
         f"new mismatches {status['mismatch']} ({kinds}); known divergences {status['known divergence']}",
-        f"errors: oracle {t.oracle_errors}, parser {t.parser_errors}",
+        f"errors: oracle {t.oracle_errors} (llama.cpp crashed or timed out), parser {t.parser_errors}",
+        *([defects] if defects else []),
         f"streams: {t.streamed} streamed; passing {checks}",
         stream_faults(t),
     ]
