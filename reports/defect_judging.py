@@ -160,8 +160,13 @@ def value_change(meant: Any, got: Any) -> str:
     if isinstance(meant, list) and isinstance(got, list) and len(meant) == len(got):
         return next(value_change(left, right) for left, right in zip(meant, got) if left != right)
     if json_kind(meant) != json_kind(got):
-        return f"reads a {json_kind(meant)} argument as a {json_kind(got)}"
-    return f"alters a {json_kind(meant)} argument"
+        return f"reads {article(json_kind(meant))} argument as {article(json_kind(got))}"
+    return f"alters {article(json_kind(meant))} argument"
+
+
+def article(word: str) -> str:
+    """A word with its indefinite article."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
 
 
 def truth_shape(truth: Mapping[str, Any]) -> str:
@@ -200,16 +205,18 @@ def departure(oracle: Mapping[str, Any], truth: Mapping[str, Any], markers: tupl
             return "changes a call", value_change(meant, got)
         if want.get("id") and call.get("id") != want.get("id"):
             return "changes a call", "alters the call id the template wrote"
-    for field, name in (("content", "content"), ("reasoning_content", "reasoning")):
+    fields = (("content", "content", "reasoning_content"), ("reasoning_content", "reasoning", "content"))
+    for field, name, other in fields:
+        got, meant = (oracle.get(field) or "").strip(), (truth.get(field) or "").strip()
+        if meant and meant not in got and meant in (oracle.get(other) or ""):
+            return "moves text", f"{name} read as {'reasoning' if name == 'content' else 'content'}"
+    for field, name, _ in fields:
         got, meant = (oracle.get(field) or "").strip(), (truth.get(field) or "").strip()
         if got == meant:
             continue
         leaked = added_markers(got, meant, markers)
         if leaked:
             return "leaves markers in the text", f"{', '.join(leaked)} in {name}"
-        other = "reasoning_content" if field == "content" else "content"
-        if meant and meant not in got and meant in (oracle.get(other) or ""):
-            return "moves text", f"{name} read as {'reasoning' if name == 'content' else 'content'}"
         if len(got) < len(meant):
             return "drops text", f"drops {name}"
         return "alters text", f"alters {name}"

@@ -117,15 +117,18 @@ def entry_parts(entry: dict[str, Any], run: Run) -> list[str]:
         "",
     ]
     if entry["request"] is None:
-        return parts + ["(this checkout no longer plans the session: no request)", ""]
-    parts += [
-        "llama-server:", "", fence(server_command(entry["template"], entry["bos"], entry["eos"]), "sh"), "",
-        "Request (POST /v1/chat/completions), the model's reply after it:", "",
-        fence(body_json(server_body(entry["request"], entry["part"] == STREAM)), "json"),
-        "", fence(entry["reply"]), "",
-    ]
+        parts += ["(this checkout no longer plans the session: no request, no test-chat.cpp case)", ""]
+    else:
+        parts += [
+            "llama-server:", "", fence(server_command(entry["template"], entry["bos"], entry["eos"]), "sh"), "",
+            "Request (POST /v1/chat/completions):", "",
+            fence(body_json(server_body(entry["request"], entry["part"] == STREAM)), "json"), "",
+        ]
+    parts += ["The model's reply:", "", fence(entry["reply"]), ""]
     parts += stream_parts(entry) if entry["part"] == STREAM else whole_parts(entry)
-    return parts + ["", "test-chat.cpp case:", "", fence(test_case(entry, commit), "cpp"), ""]
+    if entry["request"] is not None:
+        parts += ["", "test-chat.cpp case:", "", fence(test_case(entry, commit), "cpp")]
+    return parts + [""]
 
 
 def table(entries: pd.DataFrame) -> str:

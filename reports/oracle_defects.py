@@ -21,6 +21,7 @@ from harness.sources import load_source
 from harness.sweep_config import SweepConfig
 from oracle.client import GrammarVerdict
 from reports.defect_judging import (
+    article,
     contradictory_kwargs,
     departure,
     robustness_reason,
@@ -179,6 +180,7 @@ class Plans:
 def structure_departure(detail: str) -> tuple[str, str]:
     """The kind and construct of a structural check llama.cpp's reading breaks (`check: detail`)."""
     check, _, what = detail.partition(": ")
+    what = re.sub(r" @\d+$", "", what)
     if check == "no_leakage":
         found = re.search(r"^(\S+?)(?:\[\d+\])?(?:\.\w+)? holds marker (.*)$", what)
         field = found.group(1) if found else "the reading"
@@ -190,7 +192,8 @@ def structure_departure(detail: str) -> tuple[str, str]:
             kind = {"'": "string", '"': "string", "[": "array", "{": "object"}.get(value[:1], "number")
             if value in ("True", "False"):
                 kind = "boolean"
-            return STRUCTURE_KINDS[check], f"reads a {found.group(2).strip()} argument as a {kind}"
+            wanted = found.group(2).strip().replace("'", "")
+            return STRUCTURE_KINDS[check], f"reads {article(wanted)} argument as {article(kind)}"
         return STRUCTURE_KINDS[check], re.sub(r"'[^']*'", "'…'", what)[:100]
     return STRUCTURE_KINDS.get(check, check), re.sub(r"'[^']*'|\d+", "…", what)[:100]
 
@@ -203,7 +206,7 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
     found = []
     for row in rows.to_dict("records"):
         oracle = json.loads(row["oracle_reading"])
-        truth = json.loads(row["truth"]) if row["truth"] else None
+        truth = json.loads(row["truth"]) if isinstance(row["truth"], str) else None
         verdict = GrammarVerdict.of_text(row["oracle_grammar"]) if row["oracle_grammar"] else None
         kind = construct = ""
         if truth is not None and not same_meaning(oracle, truth):
@@ -261,7 +264,7 @@ def stream_findings(run: Run, sessions: pd.DataFrame) -> list[dict[str, Any]]:
         if row["partial"] and any(text.startswith(row["reply"]) for text in texts.get(row["session_id"], ())):
             continue
         defect = json.loads(row["oracle_stream"])[0]
-        truth = json.loads(row["truth"]) if row["truth"] else None
+        truth = json.loads(row["truth"]) if isinstance(row["truth"], str) else None
         kind, construct = STREAM_KINDS[defect["kind"]], stream_construct(defect)
         found.append(finding(row, sessions, STREAM, kind, construct, truth, defect["later"], defect))
     return found
@@ -330,7 +333,7 @@ def grouped(findings: list[dict[str, Any]], run: Run, plans: Plans) -> pd.DataFr
             "upstream": upstream_status(key[2], key[3]),
         })
     table = pd.DataFrame(entries)
-    table["_part"] = [(part == STREAM, section == ROBUSTNESS) for part, section in zip(table["part"], table["section"])]
+    table["_part"] = [(section == ROBUSTNESS, part == STREAM) for part, section in zip(table["part"], table["section"])]
     table["_fixed"] = [status.startswith("fixed") for status in table["upstream"]]
     table["_no_request"] = table["request"].isna()
     table = table.sort_values(["_part", "_fixed", "_no_request", "templates", "cases", "family", "kind", "construct"],
@@ -344,8 +347,9 @@ def grouped(findings: list[dict[str, Any]], run: Run, plans: Plans) -> pd.DataFr
         numbers[(part, section)] += 1
         ids.append(f"{prefixes[(part, section)]}{numbers[(part, section)]}")
     table["id"] = ids
-    main = table[(table["section"] == MAIN) & table["request"].notna() & ~table["upstream"].str.startswith("fixed")]
-    leads = main.sort_values(["templates", "cases"], ascending=False, kind="stable").head(LEAD)["id"]
+    main = table[(table["section"] == MAIN) & ~table["upstream"].str.startswith("fixed")]
+    leads = main.assign(_reproducible=main["request"].notna()).sort_values(
+        ["_reproducible", "templates", "cases"], ascending=False, kind="stable").head(LEAD)["id"]
     table["lead"] = table["id"].isin(set(leads))
     return table[ENTRY_COLUMNS]
 
