@@ -21,7 +21,16 @@ THINKING_SWITCHES = {"thinking": True, "enable_thinking": True, "thinking_mode":
 """Template kwargs that switch thinking on or off, each with the value that means on."""
 SWITCH_OFF = {"thinking_mode": "disabled", "skip_thinking": True}
 LITERAL_SUFFIXES = ("_with_json_literals", "_with_python_literals")
-EDGES = (" ", "\n", "\t", "\r")
+HEAD_SHAPES = (
+    call_shapes.CallShape.MARKER_QUOTED.value, call_shapes.CallShape.DECOMPOSED_PROSE.value,
+    call_shapes.CallShape.PROSE_BEFORE.value, call_shapes.CallShape.CALL_IN_THOUGHT.value,
+    call_shapes.CallShape.CALL_AFTER_UNCLOSED_THOUGHT.value, call_shapes.CallShape.FOREIGN_THINK_TAGS.value,
+    call_shapes.CallShape.NO_OPENING_WRAPPER.value,
+)
+"""Shapes that change what comes before a call, where a lazy grammar leaves the model free: the grammar's
+acceptance says what they mean only where it constrains the reply from its start."""
+NOT_A_STRING = "reads a non-string argument as a string"
+NOT_JSON = "arguments text not JSON"
 
 
 def contradictory_kwargs(thinking: bool, kwargs: Mapping[str, Any]) -> str:
@@ -89,8 +98,10 @@ def robustness_reason(
     if template_form(origin, shape, has_truth or partial):
         return ""
     verdict = GrammarVerdict.of_text(grammar) if grammar else None
-    if verdict is not None and verdict.verdict == "accepts":
+    if verdict is not None and verdict.verdict == "accepts" and (shape not in HEAD_SHAPES or verdict.start == 0):
         return ""
+    if verdict is not None and verdict.verdict == "accepts":
+        return "a form the template never writes (written where llama.cpp's lazy grammar leaves the model free)"
     said = {
         None: "llama.cpp's grammar was not asked",
         "free": "the request has no grammar",
@@ -159,6 +170,8 @@ def value_change(meant: Any, got: Any) -> str:
         return "adds an argument"
     if isinstance(meant, list) and isinstance(got, list) and len(meant) == len(got):
         return next(value_change(left, right) for left, right in zip(meant, got) if left != right)
+    if isinstance(got, str) and not isinstance(meant, str):
+        return NOT_A_STRING
     if json_kind(meant) != json_kind(got):
         return f"reads {article(json_kind(meant))} argument as {article(json_kind(got))}"
     return f"alters {article(json_kind(meant))} argument"
@@ -200,7 +213,7 @@ def departure(oracle: Mapping[str, Any], truth: Mapping[str, Any], markers: tupl
             return "changes a call", "alters the tool name"
         got, meant = arguments_value(call.get("arguments", "")), arguments_value(want.get("arguments", ""))
         if isinstance(got, str) and not isinstance(meant, str):
-            return "returns arguments that are not JSON", "arguments text not JSON"
+            return "returns arguments that are not JSON", NOT_JSON
         if got != meant:
             return "changes a call", value_change(meant, got)
         if want.get("id") and call.get("id") != want.get("id"):
@@ -221,3 +234,29 @@ def departure(oracle: Mapping[str, Any], truth: Mapping[str, Any], markers: tupl
             return "drops text", f"drops {name}"
         return "alters text", f"alters {name}"
     return "alters text", "alters the message"
+
+
+def in_schema_order(arguments: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether an argument object (and the objects inside it) names its properties in the order llama.cpp's
+    json-schema-to-grammar makes a model write them: the required ones in the schema's order, then the optional
+    ones in the schema's order."""
+    if not isinstance(arguments, dict) or not isinstance(schema.get("properties"), dict):
+        return True
+    properties = list(schema["properties"])
+    required = set(schema.get("required") or ())
+    order = [name for name in properties if name in required] + [name for name in properties if name not in required]
+    written = [name for name in arguments if name in order]
+    if written != sorted(written, key=order.index):
+        return False
+    return all(in_schema_order(arguments[name], schema["properties"][name]) for name in written
+               if isinstance(schema["properties"][name], dict))
+
+
+def calls_in_schema_order(truth: Mapping[str, Any], tools: list[dict[str, Any]]) -> bool:
+    """Whether every call of a message names its arguments in the order its tool's schema makes a model write them."""
+    schemas = {tool.get("function", tool).get("name"): tool.get("function", tool).get("parameters") or {}
+               for tool in tools}
+    return all(
+        in_schema_order(arguments_value(call.get("arguments", "")), schemas.get(call.get("name"), {}))
+        for call in truth.get("tool_calls") or []
+    )

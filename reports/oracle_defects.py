@@ -21,7 +21,9 @@ from harness.sources import load_source
 from harness.sweep_config import SweepConfig
 from oracle.client import GrammarVerdict
 from reports.defect_judging import (
-    article,
+    NOT_A_STRING,
+    NOT_JSON,
+    calls_in_schema_order,
     contradictory_kwargs,
     departure,
     robustness_reason,
@@ -152,6 +154,12 @@ class Plans:
         return Request(list(session.messages), session.tools, session.tool_choice, session.parallel_tool_calls,
                        session.enable_thinking, session.chat_template_kwargs, session.reasoning_format)
 
+    def grammar_order(self, template: str, session_id: str, truth: dict[str, Any]) -> bool:
+        """Whether the reply's calls name their arguments in the order llama.cpp's grammar makes a model write them
+        (else the grammar refusing the reply says nothing: a model under it writes the same call in that order)."""
+        request = self.request(template, session_id)
+        return request is not None and calls_in_schema_order(truth, request.tools)
+
     def writes_alike(self, template: str, session_id: str, reply: str, oracle: dict[str, Any],
                      truth: dict[str, Any]) -> bool:
         """Whether the template writes llama.cpp's reading as the same reply (both readings are then the
@@ -178,23 +186,23 @@ class Plans:
 
 
 def structure_departure(detail: str) -> tuple[str, str]:
-    """The kind and construct of a structural check llama.cpp's reading breaks (`check: detail`)."""
+    """The kind and construct of a structural check llama.cpp's reading breaks (`check: detail`), in the words of
+    the departures from a truth where the two are one defect."""
     check, _, what = detail.partition(": ")
     what = re.sub(r" @\d+$", "", what)
     if check == "no_leakage":
         found = re.search(r"^(\S+?)(?:\[\d+\])?(?:\.\w+)? holds marker (.*)$", what)
         field = found.group(1) if found else "the reading"
         return STRUCTURE_KINDS[check], f"{found.group(2) if found else what} in {field}"
+    if check == "arguments_json":
+        return STRUCTURE_KINDS[check], NOT_JSON
     if check == "arguments_schema":
-        found = re.search(r"(\S.*?) is not of type (.*)$", what.partition("]: ")[2] or what)
+        found = re.search(r": (\S.*?) is not of type (.*)$", what)
+        if found and found.group(1)[:1] in ("'", '"'):
+            return "changes a call", NOT_A_STRING
         if found:
-            value = found.group(1).split(": ")[-1]
-            kind = {"'": "string", '"': "string", "[": "array", "{": "object"}.get(value[:1], "number")
-            if value in ("True", "False"):
-                kind = "boolean"
-            wanted = found.group(2).strip().replace("'", "")
-            return STRUCTURE_KINDS[check], f"reads {article(wanted)} argument as {article(kind)}"
-        return STRUCTURE_KINDS[check], re.sub(r"'[^']*'", "'…'", what)[:100]
+            return STRUCTURE_KINDS[check], f"a value where the schema wants {found.group(2).strip()}"
+        return STRUCTURE_KINDS[check], re.sub(r"'[^']*'|\d+", "…", what)[:100]
     return STRUCTURE_KINDS.get(check, check), re.sub(r"'[^']*'|\d+", "…", what)[:100]
 
 
@@ -215,7 +223,8 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
             kind, construct = departure(oracle, truth, markers[row["template"]])
         elif row["oracle_structure_detail"] and any(row[f"oracle_{check}"] == 0 for check in STRUCTURE_KINDS):
             kind, construct = structure_departure(row["oracle_structure_detail"])
-        elif truth is not None and verdict is not None and not verdict.writable:
+        elif truth is not None and verdict is not None and not verdict.writable and plans.grammar_order(
+                row["template"], row["session_id"], truth):
             kind, construct = GRAMMAR_KIND, f"{verdict.verdict} a reply of {truth_shape(truth)}"
         if not kind:
             continue
@@ -251,8 +260,9 @@ def stream_construct(defect: dict[str, Any]) -> str:
                                                                            defect.get("finish") else "")
 
 
-def stream_findings(run: Run, sessions: pd.DataFrame) -> list[dict[str, Any]]:
-    """Each case whose stream llama.cpp breaks, once (under its most severe defect); a cut reply only where no
+def stream_findings(run: Run, sessions: pd.DataFrame, judged: set[str]) -> list[dict[str, Any]]:
+    """Each case whose stream llama.cpp breaks, once (under its most severe defect), but for the cases whose whole
+    read is already a main entry (`judged`: the stream shows the same root cause); a cut reply only where no
     finished reply of its session starts with it (its stream is theirs)."""
     rows = first_per_case(read_rows(run, READ, "oracle_stream != ''"))
     finished = read_rows(run, ["session_id", "reply"], "chunking = 'whole' AND partial = 0")
@@ -261,6 +271,8 @@ def stream_findings(run: Run, sessions: pd.DataFrame) -> list[dict[str, Any]]:
         texts.setdefault(session_id, []).append(reply)
     found = []
     for row in rows.to_dict("records"):
+        if row["case_id"] in judged:
+            continue
         if row["partial"] and any(text.startswith(row["reply"]) for text in texts.get(row["session_id"], ())):
             continue
         defect = json.loads(row["oracle_stream"])[0]
@@ -359,7 +371,9 @@ def oracle_defects(run: Run, requests: bool = True) -> DefectReport:
     sessions again for their requests and the template's rendering of llama.cpp's readings)."""
     plans = Plans(run) if requests else NoPlans(run)
     sessions = run.sessions.set_index("session_id")
-    findings = whole_findings(run, plans, sessions) + stream_findings(run, sessions)
+    whole = whole_findings(run, plans, sessions)
+    judged = {found["case_id"] for found in whole if found["section"] == MAIN}
+    findings = whole + stream_findings(run, sessions, judged)
     clusters = grouped(findings, run, plans)
     if findings:
         frame = pd.DataFrame(findings)

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from reports_store_builder import StoreBuilder
 
-from reports.defect_judging import contradictory_kwargs, departure, robustness_reason, same_meaning
+from reports.defect_judging import (
+    calls_in_schema_order,
+    contradictory_kwargs,
+    departure,
+    robustness_reason,
+    same_meaning,
+)
 from reports.defect_repro import stream_case, whole_case
 from reports.defects_markdown import defects_markdown
 from reports.oracle_defects import MAIN, ROBUSTNESS, STREAM, WHOLE_READ, oracle_defects, summary_line
@@ -37,7 +43,7 @@ REQUEST = Request([{"role": "user", "content": "Rio?"}], [], "auto", False, True
         ({"rejected": "no"}, message("hi", "hm"), "rejects the reply", "a reply of reasoning and content"),
         (message("<tool_call>x"), message(calls=CALL), "loses a call", "0 of 1 calls read"),
         (message(calls=(("get", '{"city": "Rio", "days": "4"}', ""),)), message(calls=CALL), "changes a call",
-         "reads an integer argument as a string"),
+         "reads a non-string argument as a string"),
         (message(calls=(("get", '{"city": ', ""),)), message(calls=CALL), "returns arguments that are not JSON",
          "arguments text not JSON"),
         (message("Hi<|im_end|>"), message("Hi"), "leaves markers in the text", "<|im_end|> in content"),
@@ -83,8 +89,9 @@ STREAM_DEFECT = {
 def defect_run(directory: Path) -> Path:
     """fam's template a.jinja (a.jinja and b.jinja of family fam) loses the call of its round trip in 3 cases (c1
     and c2 of a, c3 of b), also breaking a structural check; a text-after-call reply the grammar rejects (c4) is
-    robustness; a round trip the grammar cannot write but llama.cpp reads right (c5); a stream that takes back a
-    call (c6) and a cut reply whose stream is that of a finished reply (c7, counted under c6's)."""
+    robustness; a round trip the grammar cannot write but llama.cpp reads right (c5: no entry where the tools that
+    say the grammar's property order are not known); a stream that takes back a call (c6) and a cut reply whose
+    stream is that of a finished reply (c7, counted under c6's)."""
     builder = StoreBuilder(directory)
     lost, truth = json.dumps(message("<tool_call>…")), json.dumps(message(calls=CALL))
     for case, template, reply in (("c1", "a.jinja", "<tool_call>{...}</tool_call>"),
@@ -113,17 +120,17 @@ def test_entries_are_grouped_by_root_cause_and_kept_apart(tmp_path: Path) -> Non
     run = load_run(defect_run(tmp_path))
     report = oracle_defects(run, requests=False)
     entries = report.clusters.set_index("id")
-    assert list(entries.index) == ["W1", "W2", "S1", "RW1"]
+    assert list(entries.index) == ["W1", "S1", "RW1"]
     lost = entries.loc["W1"]
     assert (lost["part"], lost["section"], lost["kind"], lost["construct"]) == (
         WHOLE_READ, MAIN, "loses a call", "0 of 1 calls read")
     assert (lost["cases"], lost["templates"], lost["case_id"]) == (3, 2, "c2")
-    assert entries.loc["W2", "kind"].startswith("samples under a grammar") and entries.loc["W2", "case_id"] == "c5"
+    assert "c5" not in set(report.counts.get("case_id", []))
     assert (entries.loc["S1", "part"], entries.loc["S1", "cases"], entries.loc["S1", "case_id"]) == (STREAM, 1, "c6")
     robust = entries.loc["RW1"]
     assert (robust["section"], robust["case_id"]) == (ROBUSTNESS, "c4") and "never writes" in robust["reason"]
-    assert report.summary()["whole_main_cases"] == 4 and report.summary()["stream_main_cases"] == 1
-    assert summary_line(report.summary()).startswith("llama.cpp defects: whole reads 2 (4 cases), streams 1")
+    assert report.summary()["whole_main_cases"] == 3 and report.summary()["stream_main_cases"] == 1
+    assert summary_line(report.summary()).startswith("llama.cpp defects: whole reads 1 (3 cases), streams 1")
 
 
 def test_the_markdown_leads_with_the_main_entries_and_never_calls_a_cut_reply_finished(tmp_path: Path) -> None:
@@ -159,3 +166,11 @@ def test_the_reproducers_carry_bos_eos_kwargs_and_the_failing_prefixes() -> None
     streamed = stream_case("t", "x.jinja", "", "", REQUEST, "<tool_call>{}x", STREAM_DEFECT)
     assert "reply.substr(0, 8), /* is_partial= */ true" in streamed and "reply.substr(0, 9)" in streamed
     assert "compute_diffs(shown, later);  // throws: Invalid diff: now finding less tool calls!" in streamed
+
+
+def test_a_grammar_refusal_counts_only_for_arguments_in_the_grammars_property_order() -> None:
+    tools = [{"type": "function", "function": {"name": "get", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["days"]}}}]
+    assert calls_in_schema_order(message(calls=(("get", '{"days": 4, "city": "Rio"}', ""),)), tools)
+    assert not calls_in_schema_order(message(calls=CALL), tools)
