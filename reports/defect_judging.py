@@ -236,27 +236,30 @@ def departure(oracle: Mapping[str, Any], truth: Mapping[str, Any], markers: tupl
     return "alters text", "alters the message"
 
 
-def in_schema_order(arguments: Any, schema: Mapping[str, Any]) -> bool:
-    """Whether an argument object (and the objects inside it) names its properties in the order llama.cpp's
-    json-schema-to-grammar makes a model write them: the required ones in the schema's order, then the optional
-    ones in the schema's order."""
-    if not isinstance(arguments, dict) or not isinstance(schema.get("properties"), dict):
-        return True
-    properties = list(schema["properties"])
+def grammar_order(schema: Mapping[str, Any]) -> list[str]:
+    """The order llama.cpp's json-schema-to-grammar makes a model write an object's properties in: the required
+    ones in the schema's order, then the optional ones in the schema's order."""
+    properties = list(schema.get("properties") or {})
     required = set(schema.get("required") or ())
-    order = [name for name in properties if name in required] + [name for name in properties if name not in required]
-    written = [name for name in arguments if name in order]
-    if written != sorted(written, key=order.index):
-        return False
-    return all(in_schema_order(arguments[name], schema["properties"][name]) for name in written
-               if isinstance(schema["properties"][name], dict))
+    return [name for name in properties if name in required] + [name for name in properties if name not in required]
 
 
-def calls_in_schema_order(truth: Mapping[str, Any], tools: list[dict[str, Any]]) -> bool:
-    """Whether every call of a message names its arguments in the order its tool's schema makes a model write them."""
+def written_in_grammar_order(reply: str, truth: Mapping[str, Any], tools: list[dict[str, Any]]) -> bool:
+    """Whether the reply writes each call's arguments in the order a model sampling under llama.cpp's grammar writes
+    them (the arguments' names as they first show after the call's name); where it does not, llama.cpp's grammar
+    never lets a model write the reply, and its parser may refuse it for that alone."""
     schemas = {tool.get("function", tool).get("name"): tool.get("function", tool).get("parameters") or {}
                for tool in tools}
-    return all(
-        in_schema_order(arguments_value(call.get("arguments", "")), schemas.get(call.get("name"), {}))
-        for call in truth.get("tool_calls") or []
-    )
+    start = 0
+    for call in truth.get("tool_calls") or []:
+        arguments = arguments_value(call.get("arguments", ""))
+        start = max(reply.find(call.get("name", ""), start), 0)
+        if not isinstance(arguments, dict) or not arguments:
+            continue
+        order = grammar_order(schemas.get(call.get("name"), {}))
+        found = {name: reply.find(name, start) for name in arguments if name in order}
+        written = sorted((name for name in found if found[name] >= 0), key=found.__getitem__)
+        if written != sorted(written, key=order.index):
+            return False
+        start = max(found.values(), default=start)
+    return True

@@ -118,6 +118,32 @@ def whole_case(title: str, template: str, bos: str, eos: str, request: Request, 
     ])
 
 
+def structure_case(title: str, template: str, bos: str, eos: str, request: Request, reply: str,
+                   marker: str) -> str:
+    """A test-chat.cpp-style case for a reply whose meaning the corpus does not hold: llama.cpp's reading of the
+    finished reply must keep `marker` out of its text, or (no marker) hold arguments that are JSON."""
+    if marker:
+        checks = [
+            f"        assert_equals(std::string::npos, msg.content.find({raw(marker)}));",
+            f"        assert_equals(std::string::npos, msg.reasoning_content.find({raw(marker)}));",
+        ]
+    else:
+        checks = [
+            "        for (const auto & call : msg.tool_calls) {",
+            "            json::parse(call.arguments);  // throws where the arguments are not JSON",
+            "        }",
+        ]
+    return "\n".join([
+        f"    // {title}",
+        "    {",
+        *("    " + line for line in parser_setup(template, bos, eos, request)),
+        f"        const std::string reply = {raw(reply)};",
+        "        const auto msg = common_chat_parse(reply, /* is_partial= */ false, parser_params);",
+        *checks,
+        "    }",
+    ])
+
+
 def grammar_case(title: str, template: str, bos: str, eos: str, request: Request, reply: str, start: int) -> str:
     """A test-chat.cpp-style case: the grammar llama-server samples under accepts the template's own reply (an
     eager grammar after the generation prompt, a lazy one from the trigger at code point `start`)."""

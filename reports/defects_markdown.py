@@ -9,11 +9,21 @@ from typing import Any
 
 import pandas as pd
 
-from reports.defect_repro import body_json, grammar_case, server_body, server_command, stream_case, whole_case
-from reports.oracle_defects import GRAMMAR_KIND, MAIN, ROBUSTNESS, STREAM, WHOLE_READ, DefectReport
+from reports.defect_repro import (
+    body_json,
+    grammar_case,
+    server_body,
+    server_command,
+    stream_case,
+    structure_case,
+    whole_case,
+)
+from reports.oracle_defects import GRAMMAR_KIND, MAIN, ROBUSTNESS, STREAM, STRUCTURE_KINDS, WHOLE_READ, DefectReport
 from reports.runs import Run
 from reports.show import show_command
 from reports.tables import markdown_table
+
+LEAK_KIND = STRUCTURE_KINDS["no_leakage"]
 
 METHOD = """\
 How the entries are judged. A finished reply counts against llama.cpp only where its meaning comes from the
@@ -64,7 +74,11 @@ def test_case(entry: dict[str, Any], commit: str) -> str:
     if entry["kind"] == GRAMMAR_KIND:
         start = int(entry["grammar"].rpartition(" from ")[2]) if " from " in entry["grammar"] else 0
         return grammar_case(name, entry["template"], entry["bos"], entry["eos"], request, reply, start)
-    expected = dict(entry["expected"] or {})
+    if entry["expected"] is None:
+        marker = re.match(r"'(.*)' in \w+$", entry["construct"]) if entry["kind"] == LEAK_KIND else None
+        return structure_case(name, entry["template"], entry["bos"], entry["eos"], request, reply,
+                              marker.group(1) if marker else "")
+    expected = dict(entry["expected"])
     actual_calls = (entry["actual"] or {}).get("tool_calls") or []
     expected["tool_calls"] = [
         {**call, "id": call.get("id") or (actual_calls[index].get("id", "") if index < len(actual_calls) else "")}
@@ -134,7 +148,9 @@ def entry_parts(entry: dict[str, Any], run: Run) -> list[str]:
 def table(entries: pd.DataFrame) -> str:
     """The entries as one markdown table."""
     shown = entries[["id", "family", "kind", "construct", "templates", "cases", "writable", "upstream"]]
-    return markdown_table(shown.assign(upstream=[status.split(" on master")[0] for status in shown["upstream"]]), 60)
+    states = [next((word for word in ("open", "fixed") if status.startswith(word)), "not checked")
+              for status in shown["upstream"]]
+    return markdown_table(shown.assign(upstream=states), 60)
 
 
 def defects_markdown(report: DefectReport, run: Run) -> str:

@@ -23,7 +23,7 @@ from oracle.client import GrammarVerdict
 from reports.defect_judging import (
     NOT_A_STRING,
     NOT_JSON,
-    calls_in_schema_order,
+    written_in_grammar_order,
     contradictory_kwargs,
     departure,
     robustness_reason,
@@ -53,6 +53,7 @@ WHOLE = (
 MAIN, ROBUSTNESS = "main", "robustness"
 WHOLE_READ, STREAM = "whole", "stream"
 GRAMMAR_KIND = "samples under a grammar that cannot write the template's reply"
+UNORDERED = "arguments written in another order than llama.cpp's grammar makes a model write them"
 STRUCTURE_KINDS = {
     "arguments_json": "returns arguments that are not JSON",
     "arguments_schema": "returns arguments the tool's schema does not allow",
@@ -154,11 +155,11 @@ class Plans:
         return Request(list(session.messages), session.tools, session.tool_choice, session.parallel_tool_calls,
                        session.enable_thinking, session.chat_template_kwargs, session.reasoning_format)
 
-    def grammar_order(self, template: str, session_id: str, truth: dict[str, Any]) -> bool:
-        """Whether the reply's calls name their arguments in the order llama.cpp's grammar makes a model write them
-        (else the grammar refusing the reply says nothing: a model under it writes the same call in that order)."""
-        request = self.request(template, session_id)
-        return request is not None and calls_in_schema_order(truth, request.tools)
+    def in_grammar_order(self, row: dict[str, Any], truth: dict[str, Any]) -> bool:
+        """Whether the reply writes its calls' arguments in the order llama.cpp's grammar makes a model write them
+        (False where the session's tools are not known)."""
+        request = self.request(row["template"], row["session_id"])
+        return request is not None and written_in_grammar_order(row["reply"], truth, request.tools)
 
     def writes_alike(self, template: str, session_id: str, reply: str, oracle: dict[str, Any],
                      truth: dict[str, Any]) -> bool:
@@ -223,13 +224,21 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
             kind, construct = departure(oracle, truth, markers[row["template"]])
         elif row["oracle_structure_detail"] and any(row[f"oracle_{check}"] == 0 for check in STRUCTURE_KINDS):
             kind, construct = structure_departure(row["oracle_structure_detail"])
-        elif truth is not None and verdict is not None and not verdict.writable and plans.grammar_order(
-                row["template"], row["session_id"], truth):
+        elif truth is not None and verdict is not None and not verdict.writable and plans.in_grammar_order(row, truth):
             kind, construct = GRAMMAR_KIND, f"{verdict.verdict} a reply of {truth_shape(truth)}"
         if not kind:
             continue
-        found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None))
+        found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None,
+                             UNORDERED if unordered(row, truth, plans) else ""))
     return found
+
+
+def unordered(row: dict[str, Any], truth: dict[str, Any] | None, plans: Plans) -> bool:
+    """Whether a reply with calls, read under a grammar, writes their arguments in another order than the grammar
+    makes a model write them (a form the grammar never produces)."""
+    if truth is None or not truth.get("tool_calls") or row["oracle_grammar"] in ("", "free"):
+        return False
+    return plans.request(row["template"], row["session_id"]) is not None and not plans.in_grammar_order(row, truth)
 
 
 def marker_lists(templates: pd.Series) -> dict[str, tuple[str, ...]]:
@@ -260,10 +269,11 @@ def stream_construct(defect: dict[str, Any]) -> str:
                                                                            defect.get("finish") else "")
 
 
-def stream_findings(run: Run, sessions: pd.DataFrame, judged: set[str]) -> list[dict[str, Any]]:
-    """Each case whose stream llama.cpp breaks, once (under its most severe defect), but for the cases whose whole
-    read is already a main entry (`judged`: the stream shows the same root cause); a cut reply only where no
-    finished reply of its session starts with it (its stream is theirs)."""
+def stream_findings(run: Run, plans: Plans, sessions: pd.DataFrame, judged: set[str]) -> list[dict[str, Any]]:
+    """Each case whose stream llama.cpp breaks, once (under its most severe defect), but for the partial parses
+    that fail (`empty_parse`, `error_mid_stream`) in a case whose whole read is an entry already (`judged`: the
+    same root cause); a cut reply only where no finished reply of its session starts with it (its stream is
+    theirs)."""
     rows = first_per_case(read_rows(run, READ, "oracle_stream != ''"))
     finished = read_rows(run, ["session_id", "reply"], "chunking = 'whole' AND partial = 0")
     texts: dict[str, list[str]] = {}
@@ -271,26 +281,28 @@ def stream_findings(run: Run, sessions: pd.DataFrame, judged: set[str]) -> list[
         texts.setdefault(session_id, []).append(reply)
     found = []
     for row in rows.to_dict("records"):
-        if row["case_id"] in judged:
-            continue
         if row["partial"] and any(text.startswith(row["reply"]) for text in texts.get(row["session_id"], ())):
             continue
         defect = json.loads(row["oracle_stream"])[0]
+        if row["case_id"] in judged and defect["kind"] in ("empty_parse", "error_mid_stream"):
+            continue
         truth = json.loads(row["truth"]) if isinstance(row["truth"], str) else None
         kind, construct = STREAM_KINDS[defect["kind"]], stream_construct(defect)
-        found.append(finding(row, sessions, STREAM, kind, construct, truth, defect["later"], defect))
+        found.append(finding(row, sessions, STREAM, kind, construct, truth, defect["later"], defect,
+                             UNORDERED if unordered(row, truth, plans) else ""))
     return found
 
 
 def finding(row: dict[str, Any], sessions: pd.DataFrame, part: str, kind: str, construct: str,
-            truth: dict[str, Any] | None, actual: Any, defect: dict[str, Any] | None) -> dict[str, Any]:
-    """A case's finding: its section and why, root cause, and what the report shows of it."""
+            truth: dict[str, Any] | None, actual: Any, defect: dict[str, Any] | None, why: str = "") -> dict[str, Any]:
+    """A case's finding: its section and why (`why`: a reason found before), root cause, and what the report
+    shows of it."""
     session = sessions.loc[row["session_id"]] if row["session_id"] in sessions.index else None
     kwargs = json.loads(session["kwargs"]) if session is not None else {}
     thinking = bool(session["thinking"]) if session is not None else row["mode"].startswith("think")
     contradiction = contradictory_kwargs(thinking, kwargs)
-    reason = robustness_reason(row["origin"], row["shape"], bool(row["partial"]), truth is not None,
-                               row["oracle_grammar"], contradiction)
+    reason = why or robustness_reason(row["origin"], row["shape"], bool(row["partial"]), truth is not None,
+                                      row["oracle_grammar"], contradiction)
     return {
         **{name: row[name] for name in ("case_id", "session_id", "template", "family", "mode", "shape", "origin",
                                          "conversation", "reply", "partial")},
@@ -372,8 +384,7 @@ def oracle_defects(run: Run, requests: bool = True) -> DefectReport:
     plans = Plans(run) if requests else NoPlans(run)
     sessions = run.sessions.set_index("session_id")
     whole = whole_findings(run, plans, sessions)
-    judged = {found["case_id"] for found in whole if found["section"] == MAIN}
-    findings = whole + stream_findings(run, sessions, judged)
+    findings = whole + stream_findings(run, plans, sessions, {found["case_id"] for found in whole})
     clusters = grouped(findings, run, plans)
     if findings:
         frame = pd.DataFrame(findings)

@@ -22,4 +22,4 @@ def checked() -> dict[tuple[str, str], str]:
 
 def upstream_status(family: str, kind: str) -> str:
     """The entry's status on llama.cpp's master: 'open …', 'fixed …', or that it was not checked."""
-    return checked().get((family, kind), "not checked against master")
+    return checked().get((family, kind), "not checked against master (no entry in reports/upstream_status.toml)")

@@ -10,7 +10,7 @@ import pytest
 from reports_store_builder import StoreBuilder
 
 from reports.defect_judging import (
-    calls_in_schema_order,
+    written_in_grammar_order,
     contradictory_kwargs,
     departure,
     robustness_reason,
@@ -168,9 +168,9 @@ def test_the_reproducers_carry_bos_eos_kwargs_and_the_failing_prefixes() -> None
     assert "compute_diffs(shown, later);  // throws: Invalid diff: now finding less tool calls!" in streamed
 
 
-def test_a_grammar_refusal_counts_only_for_arguments_in_the_grammars_property_order() -> None:
+def test_arguments_count_in_the_order_llama_cpps_grammar_writes_them() -> None:
     tools = [{"type": "function", "function": {"name": "get", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
         "required": ["days"]}}}]
-    assert calls_in_schema_order(message(calls=(("get", '{"days": 4, "city": "Rio"}', ""),)), tools)
-    assert not calls_in_schema_order(message(calls=CALL), tools)
+    assert written_in_grammar_order('get {"days": 4, "city": "Rio"}', message(calls=CALL), tools)
+    assert not written_in_grammar_order('get {"city": "Rio", "days": 4}', message(calls=CALL), tools)
