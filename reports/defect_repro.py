@@ -60,13 +60,13 @@ def parser_setup(template: str, bos: str, eos: str, request: Request) -> list[st
     """The lines that build llama-server's parser for the request (as server-common.cpp and the oracle do)."""
     lines = [
         "    auto tmpls = common_chat_templates_ptr(common_chat_templates_init(",
-        f"        /* model= */ nullptr, read_file(\"models/templates/{template}\"), /* bos= */ {raw(bos)}, "
-        f"/* eos= */ {raw(eos)}));",
+        (f"        /* model= */ nullptr, read_file(\"models/templates/{template}\"), /* bos= */ {raw(bos)}, "
+        f"/* eos= */ {raw(eos)}));"),
         "    common_chat_templates_inputs inputs;",
-        "    inputs.messages            = common_chat_msgs_parse_oaicompat(json::parse("
-        f"{raw(json.dumps(request.messages, ensure_ascii=False))}));",
-        f"    inputs.tools               = common_chat_tools_parse_oaicompat(json::parse("
-        f"{raw(json.dumps(request.tools, ensure_ascii=False))}));",
+        ("    inputs.messages            = common_chat_msgs_parse_oaicompat(json::parse("
+        f"{raw(json.dumps(request.messages, ensure_ascii=False))}));"),
+        (f"    inputs.tools               = common_chat_tools_parse_oaicompat(json::parse("
+        f"{raw(json.dumps(request.tools, ensure_ascii=False))}));"),
         f"    inputs.tool_choice         = {TOOL_CHOICES[request.tool_choice]};",
         f"    inputs.parallel_tool_calls = {json.dumps(request.parallel_tool_calls)};",
         f"    inputs.enable_thinking     = {json.dumps(request.enable_thinking)};",
@@ -154,8 +154,8 @@ def grammar_case(title: str, template: str, bos: str, eos: str, request: Request
         *("    " + line for line in parser_setup(template, bos, eos, request)),
         f"        const std::string reply = {raw(reply)};",
         "        auto grammar = build_grammar(params.grammar);",
-        "        const std::string constrained = params.grammar_lazy ? reply.substr("
-        f"{begin}) : params.generation_prompt + reply;",
+        ("        const std::string constrained = params.grammar_lazy ? reply.substr("
+        f"{begin}) : params.generation_prompt + reply;"),
         "        assert_equals(true, match_string(constrained, grammar.get()));",
         "    }",
     ])
@@ -171,12 +171,12 @@ def stream_assertion(defect: Mapping[str, Any]) -> list[str]:
         return ["        assert_equals(false, later.empty());  // llama-server keeps `shown`, a stale view"]
     if field.endswith(".arguments"):
         index = field[len("tool_calls["):field.index("]")]
-        return [f"        assert_equals(true, string_starts_with(later.tool_calls[{index}].arguments, "
-                f"shown.tool_calls[{index}].arguments));  // else no diff is sent"]
+        return [(f"        assert_equals(true, string_starts_with(later.tool_calls[{index}].arguments, "
+                f"shown.tool_calls[{index}].arguments));  // else no diff is sent")]
     if field.startswith("tool_calls["):
         index = field[len("tool_calls["):field.index("]")]
-        return [f"        assert_equals(shown.tool_calls[{index}].arguments, later.tool_calls[{index}].arguments);"
-                "  // an earlier call: no diff is sent"]
+        return [(f"        assert_equals(shown.tool_calls[{index}].arguments, later.tool_calls[{index}].arguments);"
+                "  // an earlier call: no diff is sent")]
     return [f"        assert_equals(true, string_starts_with(later.{field}, shown.{field}));  // else no diff is sent"]
 
 
@@ -194,17 +194,17 @@ def stream_case(title: str, template: str, bos: str, eos: str, request: Request,
     if defect["kind"] == "error_mid_stream":
         return "\n".join([
             *lines,
-            f"        common_chat_parse(reply.substr(0, {len(reply[:at].encode('utf-8'))}), /* is_partial= */ true, "
-            "parser_params);  // throws, ending llama-server's stream",
+            (f"        common_chat_parse(reply.substr(0, {len(reply[:at].encode('utf-8'))}), /* is_partial= */ true, "
+            "parser_params);  // throws, ending llama-server's stream"),
             "    }",
         ])
     finish = "false" if defect.get("finish") else "true"
     return "\n".join([
         *lines,
-        f"        const auto shown = common_chat_parse(reply.substr(0, {len(reply[:shown].encode('utf-8'))}), "
-        "/* is_partial= */ true, parser_params);",
-        f"        const auto later = common_chat_parse(reply.substr(0, {len(reply[:at].encode('utf-8'))}), "
-        f"/* is_partial= */ {finish}, parser_params);",
+        (f"        const auto shown = common_chat_parse(reply.substr(0, {len(reply[:shown].encode('utf-8'))}), "
+        "/* is_partial= */ true, parser_params);"),
+        (f"        const auto later = common_chat_parse(reply.substr(0, {len(reply[:at].encode('utf-8'))}), "
+        f"/* is_partial= */ {finish}, parser_params);"),
         *stream_assertion(defect),
         "    }",
     ])

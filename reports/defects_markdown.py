@@ -18,7 +18,15 @@ from reports.defect_repro import (
     structure_case,
     whole_case,
 )
-from reports.oracle_defects import GRAMMAR_KIND, MAIN, ROBUSTNESS, STREAM, STRUCTURE_KINDS, WHOLE_READ, DefectReport
+from reports.oracle_defects import (
+    GRAMMAR_KIND,
+    MAIN,
+    ROBUSTNESS,
+    STREAM,
+    STRUCTURE_KINDS,
+    WHOLE_READ,
+    DefectReport,
+)
 from reports.runs import Run
 from reports.show import show_command
 from reports.tables import markdown_table
@@ -121,13 +129,13 @@ def entry_parts(entry: dict[str, Any], run: Run) -> list[str]:
     cut = "a cut reply (partial), judged as a stream" if entry["partial"] else "a finished reply"
     parts = [
         f"### {entry['id']}. {title(entry)}", "",
-        f"- {entry['cases']} cases on {entry['templates']} templates ({entry['template_names']}); shapes "
-        f"{entry['shapes']}",
+        (f"- {entry['cases']} cases on {entry['templates']} templates ({entry['template_names']}); shapes "
+        f"{entry['shapes']}"),
         *([f"- robustness: {entry['reason']}"] if entry["section"] == ROBUSTNESS else []),
         f"- can a model sampling under llama.cpp's grammar write the reply: {writable(entry)}",
         f"- llama.cpp `{commit}`; upstream: {entry['upstream']}",
-        f"- shown by `models/templates/{entry['template']}`, mode `{entry['mode']}` (kwargs "
-        f"`{entry['kwargs']}`), shape `{entry['shape']}`, {cut}; `{show_command(entry['case_id'], run.directory)}`",
+        (f"- shown by `models/templates/{entry['template']}`, mode `{entry['mode']}` (kwargs "
+        f"`{entry['kwargs']}`), shape `{entry['shape']}`, {cut}; `{show_command(entry['case_id'], run.directory)}`"),
         "",
     ]
     if entry["request"] is None:
@@ -161,15 +169,15 @@ def defects_markdown(report: DefectReport, run: Run) -> str:
     summary = report.summary()
     parts = [
         "# llama.cpp's defects, ready to file", "",
-        f"llama.cpp commit `{commit}` (as vendored by llama-cpp-python {version}), reasoning format `deepseek`. "
+        (f"llama.cpp commit `{commit}` (as vendored by llama-cpp-python {version}), reasoning format `deepseek`. "
         f"Whole reads: {summary['whole_main_entries']} entries ({summary['whole_main_cases']} cases); streams: "
         f"{summary['stream_main_entries']} entries ({summary['stream_main_cases']} cases); robustness: "
         f"{summary['whole_robustness_entries']} whole-read entries ({summary['whole_robustness_cases']} cases), "
-        f"{summary['stream_robustness_entries']} stream entries ({summary['stream_robustness_cases']} cases).",
+        f"{summary['stream_robustness_entries']} stream entries ({summary['stream_robustness_cases']} cases)."),
         "", METHOD, "",
         "## Read first", "",
-        "Real (the template or llama.cpp's grammar says what the reply means), on the most templates, each with a "
-        "request and a test-chat.cpp case:", "",
+        ("Real (the template or llama.cpp's grammar says what the reply means), on the most templates, each with a "
+        "request and a test-chat.cpp case:"), "",
         table(entries[entries["lead"]]) if len(entries) else "(none)", "",
     ]
     sections = (

@@ -23,12 +23,12 @@ from oracle.client import GrammarVerdict
 from reports.defect_judging import (
     NOT_A_STRING,
     NOT_JSON,
-    written_in_grammar_order,
     contradictory_kwargs,
     departure,
     robustness_reason,
     same_meaning,
     truth_shape,
+    written_in_grammar_order,
 )
 from reports.defect_repro import server_body
 from reports.runs import Run, chunking_key, read_rows

@@ -12,13 +12,13 @@ import pandas as pd
 
 from chatparity.model import Row, columns
 from reports.coverage import Coverage, coverage, coverage_markdown
+from reports.defects_markdown import defects_markdown
 from reports.divergences import Verdict, classify_run
 from reports.failures import write_failures
 from reports.forked import both
 from reports.groups import failure_groups
 from reports.html import page
 from reports.multiturn import multiturn_section
-from reports.defects_markdown import defects_markdown
 from reports.oracle_defects import oracle_defects, summary_line
 from reports.runs import Run, load_run
 from reports.summary import summary_markdown, summary_text

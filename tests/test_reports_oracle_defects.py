@@ -10,11 +10,11 @@ import pytest
 from reports_store_builder import StoreBuilder
 
 from reports.defect_judging import (
-    written_in_grammar_order,
     contradictory_kwargs,
     departure,
     robustness_reason,
     same_meaning,
+    written_in_grammar_order,
 )
 from reports.defect_repro import stream_case, whole_case
 from reports.defects_markdown import defects_markdown
