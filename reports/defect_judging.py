@@ -156,7 +156,9 @@ def json_kind(value: Any) -> str:
         return "number"
     if value is None:
         return "null"
-    return {str: "string", list: "array", dict: "object"}[type(value)]
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def value_change(meant: Any, got: Any) -> str:
@@ -201,8 +203,8 @@ def departure(oracle: Mapping[str, Any], truth: Mapping[str, Any], markers: tupl
     """The kind and failing construct of a reading that departs from the truth, both without names of tools,
     arguments or templates, so one root cause reads alike wherever it shows."""
     if "rejected" in oracle:
-        calls = "with calls" if truth.get("tool_calls") else f"of {truth_shape(truth)}"
-        return "rejects the reply", f"a reply {calls}"
+        holding = "with calls" if truth.get("tool_calls") else f"of {truth_shape(truth)}"
+        return "rejects the reply", f"a reply {holding}"
     calls, wanted = oracle.get("tool_calls") or [], truth.get("tool_calls") or []
     if len(calls) < len(wanted):
         return "loses a call", f"{len(calls)} of {len(wanted)} calls read"

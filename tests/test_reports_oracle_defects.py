@@ -174,3 +174,50 @@ def test_arguments_count_in_the_order_llama_cpps_grammar_writes_them() -> None:
         "required": ["days"]}}}]
     assert written_in_grammar_order('get {"days": 4, "city": "Rio"}', message(calls=CALL), tools)
     assert not written_in_grammar_order('get {"city": "Rio", "days": 4}', message(calls=CALL), tools)
+
+
+def qwen3_session() -> str:
+    """The id of Qwen3's quick session thinking with tools offered (auto), one user question."""
+    from corpora import planning
+
+    planned = planning.plan("quick", "Qwen-Qwen3-0.6B.jinja")
+    return next(p.session.id for p in planned if p.session.mode.label == "think/auto" and
+                p.session.conversation == "single")
+
+
+QWEN3_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rio", "days": 4}}\n</tool_call>'
+
+
+def test_a_planted_defect_of_a_real_template_is_rendered_with_its_request_and_test_case(tmp_path: Path) -> None:
+    session = qwen3_session()
+    builder = StoreBuilder(tmp_path)
+    builder.session("Qwen-Qwen3-0.6B.jinja", family="Qwen3", mode="think/auto", session_id=session)
+    truth = message(calls=(("get_weather", '{"city": "Rio", "days": 4}', ""),))
+    builder.rows.append({**builder.row("p1", "Qwen-Qwen3-0.6B.jinja", mode="think/auto").rows.pop(),
+                         "session_id": session, "family": "Qwen3", "shape": "one_call", "reply": QWEN3_CALL,
+                         "truth": json.dumps(truth), "oracle_vs_truth": "rejects", "oracle_grammar": "accepts from 0",
+                         "oracle_reading": json.dumps({"rejected": "planted"})})
+    run = load_run(builder.write())
+    report = oracle_defects(run)
+    entry = report.clusters.iloc[0]
+    assert (entry["id"], entry["section"], entry["kind"], entry["writable"]) == ("W1", MAIN, "rejects the reply", True)
+    text = defects_markdown(report, run)
+    assert "llama-server --jinja --chat-template-file models/templates/Qwen-Qwen3-0.6B.jinja" in text
+    assert '"tool_choice": "auto"' in text and '"stream": false' in text and "get_weather" in text
+    assert 'read_file("models/templates/Qwen-Qwen3-0.6B.jinja")' in text
+    assert report.to_json()["entries"][0]["request"]["tool_choice"] == "auto"
+
+
+def test_a_reading_the_template_writes_as_the_same_reply_is_as_right_as_the_truth(tmp_path: Path) -> None:
+    from reports.oracle_defects import Plans
+
+    session = qwen3_session()
+    builder = StoreBuilder(tmp_path)
+    builder.session("Qwen-Qwen3-0.6B.jinja", family="Qwen3", mode="think/auto", session_id=session)
+    plans = Plans(load_run(builder.write()))
+    truth = message(calls=(("get_weather", '{"city": "Rio", "days": 4}', ""),))
+    assert plans.planned("Qwen-Qwen3-0.6B.jinja", session) is not None
+    reply = "<think>\n\n</think>\n\n" + QWEN3_CALL
+    assert plans.writes_alike("Qwen-Qwen3-0.6B.jinja", session, reply, truth, truth)
+    other = message(calls=(("get_weather", '{"city": "Rio", "days": "4"}', ""),))
+    assert not plans.writes_alike("Qwen-Qwen3-0.6B.jinja", session, reply, other, truth)
