@@ -60,6 +60,11 @@ def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
+def counted(number: int, noun: str) -> str:
+    """A count with its noun, plural unless one."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def title(entry: dict[str, Any]) -> str:
     """An entry's one-line title."""
     return f"{entry['family']}: llama.cpp {entry['kind']}: {entry['construct']}"
@@ -129,8 +134,8 @@ def entry_parts(entry: dict[str, Any], run: Run) -> list[str]:
     cut = "a cut reply (partial), judged as a stream" if entry["partial"] else "a finished reply"
     parts = [
         f"### {entry['id']}. {title(entry)}", "",
-        (f"- {entry['cases']} cases on {entry['templates']} templates ({entry['template_names']}); shapes "
-        f"{entry['shapes']}"),
+        (f"- {counted(entry['cases'], 'case')} on {counted(entry['templates'], 'template')} "
+         f"({entry['template_names']}); shapes {entry['shapes']}"),
         *([f"- robustness: {entry['reason']}"] if entry["section"] == ROBUSTNESS else []),
         f"- can a model sampling under llama.cpp's grammar write the reply: {writable(entry)}",
         f"- llama.cpp `{commit}`; upstream: {entry['upstream']}",

@@ -68,6 +68,8 @@ STREAM_KINDS = {
     "error_mid_stream": "fails a partial parse of a reply it reads whole",
 }
 LEAD = 5
+LEAD_STREAMS = 2
+"""The entries to read first: the whole-read and stream entries on the most templates, then cases."""
 ENTRY_COLUMNS = [
     "id", "part", "section", "family", "kind", "construct", "reason", "cases", "templates", "template_names",
     "shapes", "case_id", "template", "mode", "kwargs", "shape", "reply", "session_id", "partial", "expected",
@@ -372,8 +374,10 @@ def grouped(findings: list[dict[str, Any]], run: Run, plans: Plans) -> pd.DataFr
         ids.append(f"{prefixes[(part, section)]}{numbers[(part, section)]}")
     table["id"] = ids
     main = table[(table["section"] == MAIN) & ~table["upstream"].str.startswith("fixed")]
-    leads = main.assign(_reproducible=main["request"].notna()).sort_values(
-        ["_reproducible", "templates", "cases"], ascending=False, kind="stable").head(LEAD)["id"]
+    ranked = main.assign(_reproducible=main["request"].notna()).sort_values(
+        ["_reproducible", "templates", "cases"], ascending=False, kind="stable")
+    leads = [*ranked[ranked["part"] == WHOLE_READ].head(LEAD)["id"], *ranked[ranked["part"] == STREAM].head(
+        LEAD_STREAMS)["id"]]
     table["lead"] = table["id"].isin(set(leads))
     return table[ENTRY_COLUMNS]
 
