@@ -203,8 +203,7 @@ def departure(oracle: Mapping[str, Any], truth: Mapping[str, Any], markers: tupl
     """The kind and failing construct of a reading that departs from the truth, both without names of tools,
     arguments or templates, so one root cause reads alike wherever it shows."""
     if "rejected" in oracle:
-        holding = "with calls" if truth.get("tool_calls") else f"of {truth_shape(truth)}"
-        return "rejects the reply", f"a reply {holding}"
+        return "rejects the reply", f"a reply {'with' if truth.get('tool_calls') else 'without'} calls"
     calls, wanted = oracle.get("tool_calls") or [], truth.get("tool_calls") or []
     if len(calls) < len(wanted):
         return "loses a call", f"{len(calls)} of {len(wanted)} calls read"

@@ -40,7 +40,7 @@ REQUEST = Request([{"role": "user", "content": "Rio?"}], [], "auto", False, True
     ("oracle", "truth", "kind", "construct"),
     [
         ({"rejected": "no"}, message(calls=CALL), "rejects the reply", "a reply with calls"),
-        ({"rejected": "no"}, message("hi", "hm"), "rejects the reply", "a reply of reasoning and content"),
+        ({"rejected": "no"}, message("hi", "hm"), "rejects the reply", "a reply without calls"),
         (message("<tool_call>x"), message(calls=CALL), "loses a call", "0 of 1 calls read"),
         (message(calls=(("get", '{"city": "Rio", "days": "4"}', ""),)), message(calls=CALL), "changes a call",
          "reads a non-string argument as a string"),
