@@ -29,6 +29,12 @@ HEAD_SHAPES = (
 )
 """Shapes that change what comes before a call, where a lazy grammar leaves the model free: the grammar's
 acceptance says what they mean only where it constrains the reply from its start."""
+REFUSED_AFTER = {
+    "after_tool": "a reply after a tool result",
+    "after_reasoning": "a reply after an earlier turn's reasoning",
+    "typed_tools": "a call to a tool with typed schemas",
+}
+"""What a refused reply shows, by the conversation before it where that is what the refusals have in common."""
 NOT_A_STRING = "reads a non-string argument as a string"
 NOT_JSON = "arguments text not JSON"
 
@@ -199,11 +205,14 @@ def added_markers(got: str, meant: str, markers: tuple[str, ...]) -> list[str]:
     return [marker for marker in markers if got.count(marker) > meant.count(marker)]
 
 
-def departure(oracle: Mapping[str, Any], truth: Mapping[str, Any], markers: tuple[str, ...]) -> tuple[str, str]:
+def departure(oracle: Mapping[str, Any], truth: Mapping[str, Any], markers: tuple[str, ...],
+              conversation: str = "single") -> tuple[str, str]:
     """The kind and failing construct of a reading that departs from the truth, both without names of tools,
-    arguments or templates, so one root cause reads alike wherever it shows."""
+    arguments or templates, so one root cause reads alike wherever it shows (a refusal by the conversation
+    before the reply where that is not the single question)."""
     if "rejected" in oracle:
-        return "rejects the reply", f"a reply {'with' if truth.get('tool_calls') else 'without'} calls"
+        with_calls = f"a reply {'with' if truth.get('tool_calls') else 'without'} calls"
+        return "rejects the reply", REFUSED_AFTER.get(conversation, with_calls)
     calls, wanted = oracle.get("tool_calls") or [], truth.get("tool_calls") or []
     if len(calls) < len(wanted):
         return "loses a call", f"{len(calls)} of {len(wanted)} calls read"

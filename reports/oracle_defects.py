@@ -53,6 +53,8 @@ WHOLE = (
 MAIN, ROBUSTNESS = "main", "robustness"
 WHOLE_READ, STREAM = "whole", "stream"
 GRAMMAR_KIND = "samples under a grammar that cannot write the template's reply"
+PLAIN = ("single", "system")
+"""The conversations of one question (with or without a system prompt)."""
 UNORDERED = "arguments written in another order than llama.cpp's grammar makes a model write them"
 STRUCTURE_KINDS = {
     "arguments_json": "returns arguments that are not JSON",
@@ -223,7 +225,7 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
         if truth is not None and not same_meaning(oracle, truth):
             if plans.writes_alike(row["template"], row["session_id"], row["reply"], oracle, truth):
                 continue
-            kind, construct = departure(oracle, truth, markers[row["template"]])
+            kind, construct = departure(oracle, truth, markers[row["template"]], row["conversation"])
         elif row["oracle_structure_detail"] and any(row[f"oracle_{check}"] == 0 for check in STRUCTURE_KINDS):
             kind, construct = structure_departure(row["oracle_structure_detail"])
         elif truth is not None and verdict is not None and not verdict.writable and plans.in_grammar_order(row, truth):
@@ -232,6 +234,19 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
             continue
         found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None,
                              UNORDERED if unordered(row, truth, plans) else ""))
+    return plain_refusals(found)
+
+
+def plain_refusals(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The findings with a refusal after another conversation (a tool result, typed tools, …) named as in the
+    single question where the family refuses such replies there too (the conversation is then not the cause)."""
+    plain = {(item["family"], item["section"], departure({"rejected": ""}, item["expected"] or {}, ())[1])
+             for item in found if item["kind"] == "rejects the reply" and item["conversation"] in PLAIN}
+    for item in found:
+        if item["kind"] == "rejects the reply" and item["conversation"] not in PLAIN:
+            construct = departure({"rejected": ""}, item["expected"] or {}, ())[1]
+            if (item["family"], item["section"], construct) in plain:
+                item["construct"] = construct
     return found
 
 

@@ -56,6 +56,11 @@ def test_a_departure_names_its_construct_without_names(
     assert departure(oracle, truth, ("<|im_end|>",)) == (kind, construct)
 
 
+def test_a_refusal_after_a_tool_result_is_one_construct_whatever_the_reply() -> None:
+    assert departure({"rejected": "no"}, message(calls=CALL), (), "after_tool") == departure(
+        {"rejected": "no"}, message("hi"), (), "after_tool") == ("rejects the reply", "a reply after a tool result")
+
+
 def test_meaning_leaves_edge_whitespace_and_unwritten_ids_aside() -> None:
     assert same_meaning(message("\nHi "), message("Hi"))
     assert same_meaning(message(calls=(("get", '{"days": 4, "city": "Rio"}', "0"),)), message(calls=CALL))
