@@ -166,7 +166,7 @@ def summary_text(run: Run, verdict: Verdict, report: Path | None = None, defects
             f"finished {rate(*t.finished)}, partial {rate(*t.partial)}"
         ),
         f"new mismatches {status['mismatch']} ({kinds}); known divergences {status['known divergence']}",
-        f"errors: oracle {t.oracle_errors} (llama.cpp crashed or timed out), parser {t.parser_errors}",
+        f"errors: oracle {t.oracle_errors}, parser {t.parser_errors}",
         *([defects] if defects else []),
         f"streams: {t.streamed} streamed; passing {checks}",
         stream_faults(t),
