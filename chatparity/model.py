@@ -455,6 +455,8 @@ class Row:
     oracle_parallel_order: int | None = None
     oracle_problems_agree: int | None = None
     oracle_structure_detail: str = ""
+    oracle_stream: str = ""
+    oracle_grammar: str = ""
     oracle_vs_truth: str | None = None
     parser_vs_truth: str | None = None
     reply: str = ""

@@ -10,10 +10,10 @@ from typing import Any
 from chatparity.model import Outcome, Reading, Session, canonical_json, reading_from_json, reading_to_json
 from harness.chunkings import TokenPieces, token_pieces
 from harness.oracle_cache import OracleCache
-from harness.partial_reads import decoded_at, encoded, same
 from harness.stream_resume import Streamed, resume_point
 from oracle.build import source_hash
-from oracle.client import Oracle, OracleCrashed, OracleError, OracleTimeout
+from oracle.client import GrammarVerdict, Oracle, OracleCrashed, OracleError, OracleTimeout
+from oracle.partial_reads import decoded_at, encoded, read_entry, same
 from oracle.vocabs import Vocab
 from templates.pins import pin_of, resolve_version
 
@@ -72,11 +72,16 @@ class RenderFailed(Exception):
 
 
 class OracleFailed(Exception):
-    """The oracle crashed or timed out on one request."""
+    """The oracle crashed, timed out or answered with an error on one request."""
 
     def __init__(self, outcome: Outcome, message: str) -> None:
         super().__init__(message)
         self.outcome = outcome
+
+
+class OracleRefused(OracleFailed):
+    """The oracle answered one request with an error (a template it cannot render, a read that ran out of
+    memory): oracle_crashed for that request's rows."""
 
 
 class OracleReads:
@@ -100,6 +105,8 @@ class OracleReads:
             raise OracleFailed(Outcome.ORACLE_TIMEOUT, f"{op}: {error}") from error
         except OracleCrashed as error:
             raise OracleFailed(Outcome.ORACLE_CRASHED, f"{op}: {error}") from error
+        except OracleError as error:
+            raise OracleRefused(Outcome.ORACLE_CRASHED, f"{op}: {error}") from error
 
     def tokens(self, vocab: Vocab, text: str) -> TokenPieces:
         """A reply's token pieces in a vocab, from the cache or llama.cpp's tokenizer; an error answer or pieces
@@ -107,10 +114,7 @@ class OracleReads:
         key = OracleCache.key(self.identity.build_id, self.identity.version, "tokenize", vocab.key(), text)
         found = self.cache.get(key) if self.cache is not None else None
         if found is None:
-            try:
-                tokenization = self.ask("tokenize", vocab, text)
-            except OracleError as error:
-                raise OracleFailed(Outcome.ORACLE_CRASHED, f"tokenize: {error}") from error
+            tokenization = self.ask("tokenize", vocab, text)
             found = {
                 "pieces": [piece.hex() for piece in tokenization.pieces],
                 "special": tokenization.special,
@@ -149,6 +153,7 @@ class OracleSession:
         self.request_key = OracleCache.key(canonical_json(self.request))
         self.handle: int | None = None
         self.streams: list[Streamed] = []
+        self.kept: tuple[str, tuple[int, ...], frozenset[int]] = ("", (), frozenset())
 
     def key(self, what: Sequence[Any]) -> str:
         """The cache key of this session's answer for `what`."""
@@ -171,10 +176,8 @@ class OracleSession:
         """The client's Render of the session (a request), keeping its handle."""
         try:
             render = self.reads.ask("render", self.request)
-        except OracleFailed:
-            raise
-        except OracleError as error:
-            return {"error": str(error)}
+        except OracleRefused as error:
+            return {"error": str(error.__cause__)}
         self.handle = render.handle
         return render
 
@@ -223,32 +226,55 @@ class OracleSession:
         )
         return reading_from_json(found)
 
+    def grammar(self, text: str, partial: bool) -> GrammarVerdict:
+        """Whether a model sampling under llama-server's grammar for this request can write `text` (`Oracle.grammar`)."""
+        found = self.cached(
+            ("grammar", text, partial),
+            lambda: self.reads.ask("grammar", self.ensure_handle(), text, partial=partial).text(),
+        )
+        return GrammarVerdict.of_text(found)
+
     def partials(self, text: str, ends: Sequence[int]) -> dict[int, Reading]:
         """llama.cpp's partial read of each prefix `text[:end]`, from one stream request (kept in the cache as
-        `partial_reads` writes them)."""
+        `partial_reads` writes them, with the cuts whose parse came back empty: `kept_at`)."""
         if not ends:
             return {}
+        record = self.cached(("partials", "kept", text, list(ends)), lambda: self.streamed(text, ends))
+        try:
+            reads = decoded_at(ends, record["reads"])
+            self.kept = (text, tuple(ends), frozenset(ends[index] for index in record["kept"]))
+        except (ValueError, KeyError, TypeError, IndexError) as error:
+            raise OracleFailed(Outcome.ORACLE_CRASHED, f"stream: {error}") from error
+        return reads
 
-        return decoded_at(ends, self.cached(("partials", text, list(ends)), lambda: self.streamed(text, ends)))
+    def kept_at(self, text: str, ends: Sequence[int]) -> frozenset[int]:
+        """The cuts of a stream of `text` at `ends` whose partial parse came back empty, so that llama-server kept
+        the message before (read with the stream's partial reads)."""
+        if self.kept[:2] != (text, tuple(ends)):
+            self.partials(text, ends)
+        return self.kept[2]
 
-    def streamed(self, text: str, ends: Sequence[int]) -> list[Any]:
-        """llama.cpp's partial reads at `ends` as `partial_reads` writes them, streamed on from an earlier stream
-        of the session where it read the same first cuts (`stream_resume`), else streamed whole; kept for the
-        streams after it (only those llama.cpp streamed: a warm sweep keeps none)."""
+    def streamed(self, text: str, ends: Sequence[int]) -> dict[str, Any]:
+        """llama.cpp's partial reads at `ends` as `partial_reads` writes them and the indices of the cuts whose
+        parse came back empty, streamed on from an earlier stream of the session where it read the same first cuts
+        (`stream_resume`), else streamed whole; kept for the streams after it (only those llama.cpp streamed: a
+        warm sweep keeps none)."""
 
-        def stream(cuts: Sequence[int]) -> list[Reading]:
-            return self.reads.ask("stream", self.ensure_handle(), text, list(cuts)).partials
+        def stream(cuts: Sequence[int]) -> Any:
+            return self.reads.ask("stream", self.ensure_handle(), text, list(cuts))
 
         resume = resume_point(self.streams, text, ends)
-        written = None
+        found = None
         if resume is not None:
             asked = stream(ends[resume.at:])
-            if same(asked[0], resume.last):
-                written = [*resume.written, *encoded(asked[1:], before=asked[0])]
-        if written is None:
-            written = encoded(stream(ends))
-        self.streams.append(Streamed(text, tuple(ends), written))
-        return written
+            if same(read_entry(None, asked.written[0]), resume.last):
+                found = Streamed(text, tuple(ends), [*resume.written, *asked.written[1:]],
+                                 (*resume.kept, *(resume.at + index for index in asked.kept if index)))
+        if found is None:
+            whole = stream(ends)
+            found = Streamed(text, tuple(ends), whole.written, tuple(whole.kept))
+        self.streams.append(found)
+        return {"reads": found.written, "kept": list(found.kept)}
 
     def prefix_reads(self, text: str) -> PrefixReads:
         """llama.cpp's partial reads of prefixes of `text`, each read on its own (`PrefixReads`)."""

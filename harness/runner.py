@@ -30,7 +30,7 @@ from chatparity.model import (
     record_from,
 )
 from corpora.parity import prompt_parity
-from harness import chunkings
+from harness import chunkings, oracle_stream
 from harness.compare import Difference, compare, verdict
 from harness.known_divergences import GLOB_FIELDS, NO_DIVERGENCES, KnownDivergences
 from harness.labels import (
@@ -359,6 +359,7 @@ class SessionRunner:
             run.states = states_before(union, run.oracle_partials)
         except OracleFailed as error:
             run.oracle_partials = error
+        run.base.update(oracle_stream.case_columns(oracle, reply, run.char_views(), run.oracle_final, markers))
         streamed_rows = {name: self.streamed_row(run, prefixes, reader, name, markers)
                          for name in names if name != "whole"}
         rows = [self.whole_row(run, reader) if name == "whole" else streamed_rows[name] for name in names]

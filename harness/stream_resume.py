@@ -13,17 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatparity.model import Reading, common_prefix_length
-from harness.partial_reads import decoded
+from oracle.partial_reads import decoded
 
 
 @dataclass(frozen=True)
 class Streamed:
-    """An earlier stream of the session: its reply, its cuts, and their reads as `partial_reads.encoded` wrote
-    them."""
+    """An earlier stream of the session: its reply, its cuts, their reads as `partial_reads.encoded` wrote them,
+    and the indices of the cuts whose partial parse came back empty (llama-server kept the message before)."""
 
     text: str
     ends: tuple[int, ...]
     written: Sequence[Any]
+    kept: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Resume:
     at: int
     written: Sequence[Any]
     last: Reading
+    kept: tuple[int, ...] = ()
 
 
 def shared_cuts(earlier: Streamed, text: str, ends: Sequence[int]) -> int:
@@ -73,4 +75,4 @@ def resume_point(earlier: Sequence[Streamed], text: str, ends: Sequence[int]) ->
     if at == 0:
         return None
     written = best.written[:at + 1]
-    return Resume(at, written, decoded(written)[-1])
+    return Resume(at, written, decoded(written)[-1], tuple(index for index in best.kept if index <= at))

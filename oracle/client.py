@@ -19,6 +19,7 @@ from typing import Any, Self
 
 from chatparity.model import Message, Reading, Rejection
 from oracle.build import ensure_binary, vocab_path
+from oracle.partial_reads import decoded
 from oracle.vocabs import Vocab
 from templates.pins import resolve_version
 
@@ -64,17 +65,61 @@ class StreamReading:
     As task_result_state::update_chat_msg: a prefix that reads as an empty message keeps the previous snapshot
     (with no diffs); tool-call ids are the parser's own (llama-server would fill empty ones with random ids).
     A prefix whose partial read throws is a Rejection at that boundary (llama-server would end the stream).
+    The partial reads come as `partial_reads` writes them (`written`: each against the read before, so a stream
+    of n boundaries takes about as much memory as its reply, not n readings whole); `partials` reads them all.
     A diff is {"reasoning_content_delta", "content_delta", "tool_call_index" (None when not a call),
     "tool_call_delta": {"name", "arguments", "id"}}. A diff error is what compute_diffs threw at that step
-    (llama-server would end the stream there), '' when none.
+    (llama-server would end the stream there), '' when none. `kept` holds the steps whose partial parse came back
+    empty, so that llama-server kept the message before it.
     """
 
-    partials: list[Reading]
+    written: list[Any]
     diffs: list[list[dict[str, Any]]]
     final: Reading
     final_diffs: list[dict[str, Any]] = field(default_factory=list)
     diff_errors: list[str] = field(default_factory=list)
     final_diff_error: str = ""
+    kept: list[int] = field(default_factory=list)
+
+    @property
+    def partials(self) -> list[Reading]:
+        """Every partial read, whole."""
+        return decoded(self.written)
+
+
+GRAMMAR_VERDICTS = ("free", "untriggered", "accepts", "rejects", "incomplete", "prompt", "invalid")
+WRITABLE = ("free", "untriggered", "accepts")
+
+
+@dataclass(frozen=True)
+class GrammarVerdict:
+    """Whether a model sampling under the grammar llama-server builds for a request can write a text: `verdict` is
+    one of GRAMMAR_VERDICTS (`free`: the request has no grammar; `untriggered`: a lazy grammar the text never
+    triggers; `accepts`; `rejects` at code point `at`; `incomplete`: a finished text the grammar cannot end;
+    `prompt`: the grammar rejects the generation prompt; `invalid`: the grammar does not parse), and `start`, the
+    code point the grammar constrains the text from (0 for an eager grammar, fed the generation prompt first)."""
+
+    verdict: str
+    at: int | None = None
+    start: int | None = None
+
+    @property
+    def writable(self) -> bool:
+        """Whether the model can write the text."""
+        return self.verdict in WRITABLE
+
+    def text(self) -> str:
+        """The verdict as the store keeps it: `rejects @12 from 0`, `accepts from 5`, `untriggered`."""
+        at = "" if self.at is None else f" @{self.at}"
+        start = "" if self.start is None else f" from {self.start}"
+        return f"{self.verdict}{at}{start}"
+
+    @classmethod
+    def of_text(cls, text: str) -> GrammarVerdict:
+        """The verdict `text` wrote."""
+        head, _, start = text.partition(" from ")
+        verdict, _, at = head.partition(" @")
+        return cls(verdict, int(at) if at else None, int(start) if start else None)
 
 
 @dataclass(frozen=True)
@@ -203,13 +248,26 @@ class Oracle:
             if len(steps) != len(boundaries):
                 raise ValueError(f"{len(steps)} steps for {len(boundaries)} boundaries")
             return StreamReading(
-                partials=[reading_of(step["reading"]) for step in steps],
+                written=[step["read"] for step in steps],
                 diffs=[step["diffs"] for step in steps],
                 final=reading_of(final["reading"]),
                 final_diffs=final["diffs"],
                 diff_errors=[step["diff_error"] for step in steps],
                 final_diff_error=final["diff_error"],
+                kept=[index for index, step in enumerate(steps) if step.get("kept")],
             )
+
+    def grammar(self, handle: int, text: str, partial: bool = False) -> GrammarVerdict:
+        """Whether a model sampling under llama-server's grammar for the handle's request can write `text` (a cut
+        text: its start), as common_sampler drives the grammar (lazy triggers, thoughts left free)."""
+        response = self._handle_request(handle, {"op": "grammar", "text": text, "is_partial": partial})
+        with self._malformed("grammar", response):
+            found = response["grammar"]
+            if found["verdict"] not in GRAMMAR_VERDICTS:
+                raise ValueError(f"unknown grammar verdict {found['verdict']!r}")
+            at, start = found["at"], found["from"]
+            return GrammarVerdict(found["verdict"], None if at is None else int(at),
+                                  None if start is None else int(start))
 
     def tokenize(self, vocab: Vocab, text: str) -> Tokenization:
         """llama.cpp's tokens of `text` in a vocab (its GGUF loaded once per child)."""
@@ -362,10 +420,13 @@ class Oracle:
         return response
 
     def _read_line(self, process: subprocess.Popen[bytes], op: Any, deadline: float) -> bytes:
-        """The next line the child writes before the deadline, or OracleTimeout / OracleCrashed."""
+        """The next line the child writes before the deadline, or OracleTimeout / OracleCrashed (a long line is
+        gathered in pieces, each searched once for its end)."""
         assert process.stdout is not None
         fd = process.stdout.fileno()
-        while b"\n" not in self._buffer:
+        pieces = [self._buffer]
+        end = self._buffer.find(b"\n")
+        while end < 0:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._kill()
@@ -376,8 +437,12 @@ class Oracle:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 raise self._crashed(op)
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
+            pieces.append(chunk)
+            found = chunk.find(b"\n")
+            if found >= 0:
+                end = sum(map(len, pieces)) - len(chunk) + found
+        data = b"".join(pieces)
+        line, self._buffer = data[:end], data[end + 1 :]
         return line
 
     def _crashed(self, op: Any) -> OracleCrashed:

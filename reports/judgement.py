@@ -81,7 +81,8 @@ class Judgement:
             f"  accepted by the baseline without a reason: {len(self.accepted):,} rows"
             + (" (each a parser bug to fix or a rule to name)" if len(self.accepted) else ""),
             (
-                f"  llama.cpp defects (never blamed on the parser): {self.defect_total:,} whole readings, "
+                f"  llama.cpp defects behind differences (never blamed on the parser): {self.defect_total:,} whole "
+                f"readings, "
                 f"{sum(self.defect_snapshots.values()):,} stream snapshots; llama.cpp errors: "
                 f"{self.oracle_errors:,} rows"
             ),

@@ -1,400 +1,422 @@
-"""Where llama.cpp itself is wrong: oracle readings compared with the truth of generated replies, and oracle
-readings that break a structural check."""
+"""Where llama.cpp itself is wrong, one entry per root cause (template family × failing construct): its whole
+reads of finished replies against the message the template meant, the grammar it samples under against the
+template's own replies, and its own streams as llama-server runs them; replies whose meaning the template or the
+grammar does not give are robustness entries, apart."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import pandas as pd
 
-from reports.groups import error_head
-from reports.runs import Run, chunking_key, read_rows
-from reports.show import request_json, session_requests, show_command
-from reports.statuses import STRUCTURAL_CHECKS
-from reports.tables import markdown_table
-
-CLUSTER_COLUMNS = (
-    "defect",
-    "field",
-    "signature",
-    "cases",
-    "templates",
-    "shapes",
-    "template",
-    "shape",
-    "syntax",
-    "mode",
-    "tools",
-    "kwargs",
-    "conversation",
-    "partial",
-    "case_id",
-    "oracle_vs_truth",
-    "reply",
-    "returned",
-    "meant",
-    "request",
+from chatparity.model import STRUCTURAL_CHECKS
+from corpora import roundtrip
+from corpora.conversations import CALL_IDS
+from corpora.planning import PlanError
+from harness.sources import load_source
+from harness.sweep_config import SweepConfig
+from oracle.client import GrammarVerdict
+from reports.defect_judging import (
+    NOT_A_STRING,
+    NOT_JSON,
+    contradictory_kwargs,
+    departure,
+    robustness_reason,
+    same_meaning,
+    truth_shape,
+    written_in_grammar_order,
 )
-COUNT_COLUMNS = ["defect", "field", "signature", "template", "shape", "cases"]
+from reports.defect_repro import server_body
+from reports.runs import Run, chunking_key, read_rows
+from reports.show import Request, glob_literal
+from reports.upstream import upstream_status
+from templates.index import load_index
+
 READ = [
-    "case_id",
-    "chunking",
-    "session_id",
-    "template",
-    "syntax",
-    "mode",
-    "tools",
-    "conversation",
-    "shape",
-    "partial",
-    "oracle_vs_truth",
-    "oracle_structure_detail",
-    "reply",
-    "truth",
-    "oracle_reading",
+    "case_id", "chunking", "session_id", "template", "family", "syntax", "mode", "tools", "conversation", "origin",
+    "shape", "partial", "oracle_vs_truth", "oracle_structure_detail", "oracle_stream", "oracle_grammar", "reply",
+    "truth", "oracle_reading",
+    *(f"oracle_{check}" for check in STRUCTURAL_CHECKS if check != "problems_agree"),
 ]
 """The row columns the defects are found in and reported with."""
-
-MARKER = re.compile(
-    r"<\|[^<>|]{1,40}\|>|</?[A-Za-z_][\w:.-]{0,30}>|\[/?[A-Z][A-Z_]{2,30}\]|<｜[^｜]{1,40}｜>"
+BROKEN = " OR ".join(f"oracle_{check} = 0" for check in STRUCTURAL_CHECKS if check != "problems_agree")
+WHOLE = (
+    "chunking = 'whole' AND partial = 0 AND oracle_reading IS NOT NULL AND ("
+    "(oracle_vs_truth IS NOT NULL AND oracle_vs_truth != 'match') OR " + BROKEN + " OR "
+    "(origin = 'roundtrip' AND oracle_grammar NOT IN ('', 'free', 'untriggered') "
+    "AND oracle_grammar NOT LIKE 'accepts%'))"
 )
-
-
-class Defect(str, Enum):
-    """How llama.cpp's reading of a reply departs from the message the template wrote."""
-
-    REJECTS_OWN = "rejects a reply whose meaning is clear"
-    LOSES_CALL = "loses a call"
-    INVENTS_CALL = "invents a call"
-    INVALID_ARGUMENTS = "returns invalid arguments"
-    MARKERS_IN_TEXT = "leaves markers in content"
-    MOVES_TEXT = "moves text between content and reasoning"
-    WHITESPACE = "keeps or trims whitespace"
-    DROPS_TEXT = "drops text"
-    WRONG_CALL = "changes a call"
-    ALTERS_TEXT = "alters text"
-    ARGUMENTS_NOT_OBJECT = "returns arguments that are not a JSON object"
-    OFF_SCHEMA = "returns a call the offered tools do not allow"
-    LEAKS_MARKER = "leaks a template marker"
-    PARALLEL_DISORDER = "returns parallel calls incomplete or out of order"
-
-
-STRUCTURAL_DEFECTS = {
-    "arguments_json": Defect.ARGUMENTS_NOT_OBJECT,
-    "arguments_schema": Defect.OFF_SCHEMA,
-    "no_leakage": Defect.LEAKS_MARKER,
-    "parallel_order": Defect.PARALLEL_DISORDER,
+MAIN, ROBUSTNESS = "main", "robustness"
+WHOLE_READ, STREAM = "whole", "stream"
+GRAMMAR_KIND = "samples under a grammar that cannot write the template's reply"
+PLAIN = ("single", "system")
+"""The conversations of one question (with or without a system prompt)."""
+UNORDERED = "arguments written in another order than llama.cpp's grammar makes a model write them"
+STRUCTURE_KINDS = {
+    "arguments_json": "returns arguments that are not JSON",
+    "arguments_schema": "returns arguments the tool's schema does not allow",
+    "no_leakage": "leaks a template marker",
+    "parallel_order": "returns parallel calls incomplete or out of order",
 }
-FIELD_KINDS = {"content": "content", "reasoning_content": "reasoning"}
-INDEX = re.compile(r"\[\d+\]")
-OFFSET = re.compile(r" @\d+")
+STREAM_KINDS = {
+    "retraction": "takes back what its stream showed",
+    "marker_dropped": "shows a marker in its stream, then drops it",
+    "silent_shrink": "cuts what its stream showed short without a diff",
+    "empty_parse": "reads a longer prefix as an empty message after showing something",
+    "error_mid_stream": "fails a partial parse of a reply it reads whole",
+}
+LEAD = 5
+LEAD_STREAMS = 2
+"""The entries to read first: the whole-read and stream entries on the most templates, then cases."""
+ENTRY_COLUMNS = [
+    "id", "part", "section", "family", "kind", "construct", "reason", "cases", "templates", "template_names",
+    "shapes", "case_id", "template", "mode", "kwargs", "shape", "reply", "session_id", "partial", "expected",
+    "actual", "defect", "grammar", "writable", "request", "bos", "eos", "upstream", "lead",
+]
+"""An entry's columns: which, where, how many, its representative case and what reproduces it (`request`: the
+session's Request, None where this checkout no longer plans it)."""
 
 
 @dataclass(frozen=True)
 class DefectReport:
-    """Per template and shape counts of each defect, and clusters each with a minimal reproducer."""
+    """Every entry (whole reads, streams; main and robustness), and the cases behind them by template."""
 
     counts: pd.DataFrame
     clusters: pd.DataFrame
 
-
-def _valid_json(text: str) -> bool:
-    """Whether text parses as JSON."""
-    try:
-        json.loads(text)
-    except (ValueError, TypeError):
-        return False
-    return True
-
-
-def _arguments(text: str) -> Any:
-    """Call arguments as parsed JSON where they parse, else the text."""
-    try:
-        return json.loads(text)
-    except (ValueError, TypeError):
-        return text
-
-
-def _markers(text: str) -> set[str]:
-    """Marker-like tokens in a text (special tokens, tags, bracketed names)."""
-    return set(MARKER.findall(text))
-
-
-def classify_defect(oracle: dict[str, Any], truth: dict[str, Any]) -> Defect:
-    """The first way (in Defect order) an oracle reading departs from the truth."""
-    if "rejected" in oracle:
-        return Defect.REJECTS_OWN
-    calls, meant = oracle.get("tool_calls") or [], truth.get("tool_calls") or []
-    if len(calls) < len(meant):
-        return Defect.LOSES_CALL
-    if len(calls) > len(meant):
-        return Defect.INVENTS_CALL
-    if any(not _valid_json(call.get("arguments", "")) for call in calls):
-        return Defect.INVALID_ARGUMENTS
-    fields = ("content", "reasoning_content")
-    got = {field: oracle.get(field) or "" for field in fields}
-    want = {field: truth.get(field) or "" for field in fields}
-    if any(_markers(got[field]) - _markers(want[field]) for field in fields):
-        return Defect.MARKERS_IN_TEXT
-    for field, other in (fields, fields[::-1]):
-        missing = want[field].strip()
-        if missing and missing not in got[field] and missing in got[other]:
-            return Defect.MOVES_TEXT
-    if got != want and all(got[field].strip() == want[field].strip() for field in fields):
-        return Defect.WHITESPACE
-    if any(
-        got[field] != want[field] and len(got[field].strip()) < len(want[field].strip()) for field in fields
-    ):
-        return Defect.DROPS_TEXT
-    pairs = zip(calls, meant)
-    if any(
-        c.get("name") != m.get("name")
-        or _arguments(c.get("arguments", "")) != _arguments(m.get("arguments", ""))
-        for c, m in pairs
-    ):
-        return Defect.WRONG_CALL
-    return Defect.ALTERS_TEXT
-
-
-CALL_DEFECTS = (Defect.LOSES_CALL, Defect.INVENTS_CALL, Defect.INVALID_ARGUMENTS, Defect.WRONG_CALL)
-
-
-def differing_field(defect: Defect, oracle: dict[str, Any], truth: dict[str, Any]) -> str:
-    """Where a defect shows: 'tool_calls' for call defects, else the first text field that differs."""
-    if defect is Defect.REJECTS_OWN:
-        return "the whole reply"
-    if defect in CALL_DEFECTS:
-        return "tool_calls"
-    for field in ("content", "reasoning_content"):
-        if (oracle.get(field) or "") != (truth.get(field) or ""):
-            return field
-    return "tool_calls"
-
-
-def truth_rows(run: Run) -> pd.DataFrame:
-    """One row per case whose oracle reading departs from its truth (the oracle's read ignores chunking)."""
-    rows = read_rows(
-        run,
-        READ,
-        "oracle_vs_truth IS NOT NULL AND oracle_vs_truth != 'match' AND oracle_reading IS NOT NULL "
-        "AND truth IS NOT NULL",
-    )
-    rows["_chunk"] = [chunking_key(chunking) for chunking in rows["chunking"]]
-    rows = (
-        rows.sort_values(["case_id", "_chunk"], kind="stable")
-        .drop_duplicates("case_id")
-        .drop(columns="_chunk")
-    )
-    readings = [
-        (json.loads(oracle), json.loads(truth))
-        for oracle, truth in zip(rows["oracle_reading"], rows["truth"])
-    ]
-    defects = [classify_defect(oracle, truth) for oracle, truth in readings]
-    rows["defect"] = [defect.value for defect in defects]
-    rows["field"] = [differing_field(defect, *pair) for defect, pair in zip(defects, readings)]
-    return rows
-
-
-def structure_rows(run: Run) -> pd.DataFrame:
-    """One row per case whose oracle reading breaks a structural check (the 'whole' row first), with the
-    defect, the field it shows in and what broke."""
-    broken = read_rows(run, READ, " OR ".join(f"oracle_{check} = 0" for check in STRUCTURAL_CHECKS))
-    broken["_chunk"] = [chunking_key(chunking) for chunking in broken["chunking"]]
-    broken = (
-        broken.sort_values(["case_id", "_chunk"], kind="stable")
-        .drop_duplicates("case_id")
-        .drop(columns="_chunk")
-    )
-    details = [detail.partition(": ")[2] for detail in broken["oracle_structure_detail"]]
-    checks = [detail.partition(":")[0] for detail in broken["oracle_structure_detail"]]
-    fields = [INDEX.sub("[]", detail.split(" ", 1)[0]) for detail in details]
-    broken["defect"] = [STRUCTURAL_DEFECTS[check].value for check in checks]
-    broken["field"] = fields
-    broken["signature"] = [
-        error_head(OFFSET.sub("", INDEX.sub("[]", detail))) if check != "no_leakage" else OFFSET.sub("", detail)
-        for check, detail in zip(checks, details)
-    ]
-    broken["oracle_vs_truth"] = [
-        FIELD_KINDS.get(field, "calls") if check == "no_leakage" else "calls"
-        for check, field in zip(checks, fields)
-    ]
-    return broken
-
-
-def _edges(text: str) -> tuple[str, str]:
-    """A text's leading and trailing whitespace."""
-    stripped = text.strip()
-    if not stripped:
-        return text, ""
-    start = text.index(stripped)
-    return text[:start], text[start + len(stripped) :]
-
-
-def signature(defect: Defect, field: str, oracle: dict[str, Any], truth: dict[str, Any]) -> str:
-    """What exactly differs, in words that are the same wherever the same defect shows."""
-    if defect is Defect.REJECTS_OWN:
-        return f"error: {error_head(str(oracle.get('rejected', '')))}"
-    if defect is Defect.WHITESPACE:
-        got, want = _edges(oracle.get(field) or ""), _edges(truth.get(field) or "")
-        sides = [
-            f"{side} {want_edge!r} read as {got_edge!r}"
-            for side, got_edge, want_edge in zip(("leading", "trailing"), got, want)
-            if got_edge != want_edge
+    def to_json(self) -> dict[str, Any]:
+        """The report as plain JSON: the summary, every entry (its request as llama-server's body) and the counts."""
+        entries = [
+            {**entry, "request": None if entry["request"] is None else server_body(entry["request"],
+                                                                                   entry["part"] == STREAM)}
+            for entry in self.clusters.to_dict("records")
         ]
-        return "; ".join(sides) or "whitespace inside the text"
-    if defect is Defect.MARKERS_IN_TEXT:
-        added = set()
-        for name in ("content", "reasoning_content"):
-            added |= _markers(oracle.get(name) or "") - _markers(truth.get(name) or "")
-        return "markers " + ", ".join(sorted(added))
-    if defect in (Defect.LOSES_CALL, Defect.INVENTS_CALL):
-        return (
-            f"{len(oracle.get('tool_calls') or [])} calls read, {len(truth.get('tool_calls') or [])} written"
-        )
-    return field
+        return {"summary": self.summary(), "entries": entries, "counts": self.counts.to_dict("records")}
+
+    def summary(self) -> dict[str, int]:
+        """Entries and cases per part and section (the console's line)."""
+        found: dict[str, int] = {}
+        for part in (WHOLE_READ, STREAM):
+            for section in (MAIN, ROBUSTNESS):
+                chosen = self.clusters[(self.clusters["part"] == part) & (self.clusters["section"] == section)]
+                found[f"{part}_{section}_entries"] = len(chosen)
+                found[f"{part}_{section}_cases"] = int(chosen["cases"].sum()) if len(chosen) else 0
+        return found
 
 
-def cluster_requests(run: Run, clusters: pd.DataFrame) -> list[str]:
-    """Each cluster's session request as pretty JSON ('' when it is gone), each template and mode planned
-    again once."""
-    places = list(zip(clusters["template"].tolist(), clusters["mode"].tolist()))
-    planned = {place: session_requests(run, *place) for place in dict.fromkeys(places)}
-    found = [planned[place].get(session) for place, session in zip(places, clusters["session_id"].tolist())]
-    return ["" if request is None else request_json(request) for request in found]
+def summary_line(summary: dict[str, int]) -> str:
+    """llama.cpp's defects in one console line (its crashes are counted apart, with the errors)."""
+    return (
+        f"llama.cpp's own defects (against what the template means): whole reads {summary['whole_main_entries']} "
+        f"({summary['whole_main_cases']} cases), streams {summary['stream_main_entries']} "
+        f"({summary['stream_main_cases']} cases); robustness {summary['whole_robustness_entries']} whole, "
+        f"{summary['stream_robustness_entries']} stream (oracle_defects.md)"
+    )
+
+
+def first_per_case(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per case, its 'whole' row first."""
+    order = [chunking_key(chunking) for chunking in rows["chunking"]]
+    return rows.assign(_order=order).sort_values(["case_id", "_order"], kind="stable").drop_duplicates(
+        "case_id").drop(columns="_order")
+
+
+class Plans:
+    """The run's sessions planned again, one template at a time, for their requests and the template's own
+    rendering of a reading."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.by_template: dict[str, dict[str, Any]] = {}
+
+    def planned(self, template: str, session_id: str) -> Any:
+        """The planned session (None where this checkout no longer plans it)."""
+        if template not in self.by_template:
+            stamp = self.run.stamp
+            selection = stamp.get("selection") or {}
+            config = SweepConfig(
+                parser=str(stamp.get("parser", "reply")), profile=str(stamp.get("profile", "quick")), out="",
+                templates=glob_literal(template), corpus=selection.get("corpus"),
+                source=selection.get("source") or "catalog", oracle_version=stamp.get("llama_cpp_python_version"),
+            )
+            try:
+                found = load_source(config.source).plan(config)
+            except (PlanError, ValueError):
+                found = []
+            self.by_template[template] = {planned.session.id: planned for planned in found}
+        return self.by_template[template].get(session_id)
+
+    def request(self, template: str, session_id: str) -> Request | None:
+        """The session's request (None where it is gone)."""
+        planned = self.planned(template, session_id)
+        if planned is None:
+            return None
+        session = planned.session
+        return Request(list(session.messages), session.tools, session.tool_choice, session.parallel_tool_calls,
+                       session.enable_thinking, session.chat_template_kwargs, session.reasoning_format)
+
+    def in_grammar_order(self, row: dict[str, Any], truth: dict[str, Any]) -> bool:
+        """Whether the reply writes its calls' arguments in the order llama.cpp's grammar makes a model write them
+        (False where the session's tools are not known)."""
+        request = self.request(row["template"], row["session_id"])
+        return request is not None and written_in_grammar_order(row["reply"], truth, request.tools)
+
+    def writes_alike(self, template: str, session_id: str, reply: str, oracle: dict[str, Any],
+                     truth: dict[str, Any]) -> bool:
+        """Whether the template writes llama.cpp's reading as the same reply (both readings are then the
+        template's meaning)."""
+        planned = self.planned(template, session_id)
+        if planned is None or "rejected" in oracle or planned.session.prompt is None:
+            return False
+        calls = []
+        for index, call in enumerate(oracle.get("tool_calls") or []):
+            try:
+                arguments = json.loads(call.get("arguments", ""))
+            except ValueError:
+                return False
+            wanted = (truth.get("tool_calls") or [])[index:index + 1]
+            call_id = call.get("id") or (wanted[0].get("id") if wanted else "") or CALL_IDS[index % len(CALL_IDS)]
+            calls.append({"id": call_id, "type": "function",
+                          "function": {"name": call.get("name", ""), "arguments": arguments}})
+        message: dict[str, Any] = {"role": "assistant", "content": oracle.get("content") or ""}
+        if oracle.get("reasoning_content"):
+            message["reasoning_content"] = oracle["reasoning_content"]
+        if calls:
+            message["tool_calls"] = calls
+        return roundtrip.render_turn(planned, message).text == reply
+
+
+def structure_departure(detail: str) -> tuple[str, str]:
+    """The kind and construct of a structural check llama.cpp's reading breaks (`check: detail`), in the words of
+    the departures from a truth where the two are one defect."""
+    check, _, what = detail.partition(": ")
+    what = re.sub(r" @\d+$", "", what)
+    if check == "no_leakage":
+        found = re.search(r"^(\S+?)(?:\[\d+\])?(?:\.\w+)? holds marker (.*)$", what)
+        field = found.group(1) if found else "the reading"
+        return STRUCTURE_KINDS[check], f"{found.group(2) if found else what} in {field}"
+    if check == "arguments_json":
+        return STRUCTURE_KINDS[check], NOT_JSON
+    if check == "arguments_schema":
+        found = re.search(r": (\S.*?) is not of type (.*)$", what)
+        if found and found.group(1)[:1] in ("'", '"'):
+            return "changes a call", NOT_A_STRING
+        if found:
+            return STRUCTURE_KINDS[check], f"a value where the schema wants {found.group(2).strip()}"
+        return STRUCTURE_KINDS[check], re.sub(r"'[^']*'|\d+", "…", what)[:100]
+    return STRUCTURE_KINDS.get(check, check), re.sub(r"'[^']*'|\d+", "…", what)[:100]
+
+
+def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each finished case whose whole read llama.cpp gets wrong, once: its departure from the truth, else a
+    structural check its reading breaks, else a grammar that cannot write the template's own reply."""
+    rows = first_per_case(read_rows(run, READ, WHOLE))
+    markers = marker_lists(rows["template"])
+    found = []
+    for row in rows.to_dict("records"):
+        oracle = json.loads(row["oracle_reading"])
+        truth = json.loads(row["truth"]) if isinstance(row["truth"], str) else None
+        verdict = GrammarVerdict.of_text(row["oracle_grammar"]) if row["oracle_grammar"] else None
+        kind = construct = ""
+        if truth is not None and not same_meaning(oracle, truth):
+            if plans.writes_alike(row["template"], row["session_id"], row["reply"], oracle, truth):
+                continue
+            kind, construct = departure(oracle, truth, markers[row["template"]], row["conversation"])
+        elif row["oracle_structure_detail"] and any(row[f"oracle_{check}"] == 0 for check in STRUCTURE_KINDS):
+            kind, construct = structure_departure(row["oracle_structure_detail"])
+        elif truth is not None and verdict is not None and not verdict.writable and plans.in_grammar_order(row, truth):
+            kind, construct = GRAMMAR_KIND, f"{verdict.verdict} a reply of {truth_shape(truth)}"
+        if not kind:
+            continue
+        found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None,
+                             UNORDERED if unordered(row, truth, plans) else ""))
+    return plain_refusals(found)
+
+
+def plain_refusals(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The findings with a refusal after another conversation (a tool result, typed tools, …) named as in the
+    single question where the family refuses such replies there too (the conversation is then not the cause)."""
+    plain = {(item["family"], item["section"], departure({"rejected": ""}, item["expected"] or {}, ())[1])
+             for item in found if item["kind"] == "rejects the reply" and item["conversation"] in PLAIN}
+    for item in found:
+        if item["kind"] == "rejects the reply" and item["conversation"] not in PLAIN:
+            construct = departure({"rejected": ""}, item["expected"] or {}, ())[1]
+            if (item["family"], item["section"], construct) in plain:
+                item["construct"] = construct
+    return found
+
+
+def unordered(row: dict[str, Any], truth: dict[str, Any] | None, plans: Plans) -> bool:
+    """Whether a reply with calls, read under a grammar, writes their arguments in another order than the grammar
+    makes a model write them (a form the grammar never produces)."""
+    if truth is None or not truth.get("tool_calls") or row["oracle_grammar"] in ("", "free"):
+        return False
+    return plans.request(row["template"], row["session_id"]) is not None and not plans.in_grammar_order(row, truth)
+
+
+def marker_lists(templates: pd.Series) -> dict[str, tuple[str, ...]]:
+    """Each template's markers and thinking tags, longest first."""
+    index = load_index()
+    found = {}
+    for name in set(templates):
+        entry = index.get(name)
+        names = [*(entry.markers if entry else ()), *((entry.think_start, entry.think_end) if entry else ())]
+        found[name] = tuple(sorted({marker for marker in names if marker}, key=len, reverse=True))
+    return found
+
+
+def stream_construct(defect: dict[str, Any]) -> str:
+    """What breaks in a stream defect, without names of tools or arguments."""
+    field = re.sub(r"\[\d+\]", "[]", defect.get("field") or "")
+    if defect["kind"] == "marker_dropped":
+        return f"{defect['marker']} in {field or 'the message'}"
+    if defect["kind"] == "empty_parse":
+        shown = defect["shown"]
+        held = truth_shape(shown)
+        return f"after showing {held}" + (" (at the finished read)" if defect.get("finish") else "")
+    if defect["kind"] == "error_mid_stream":
+        return re.sub(r"'[^']*'|\d+", "…", (defect.get("error") or "").splitlines()[0])[:100]
+    error = (defect.get("error") or "").splitlines()[0] if defect.get("error") else ""
+    head = re.sub(r"'.*'", "'…'", error)[:80]
+    return f"{field or 'the message'}" + (f" ({head})" if head else "") + (" at the finished read" if
+                                                                           defect.get("finish") else "")
+
+
+def stream_findings(run: Run, plans: Plans, sessions: pd.DataFrame, judged: set[str]) -> list[dict[str, Any]]:
+    """Each case whose stream llama.cpp breaks, once (under its most severe defect), but for the partial parses
+    that fail (`empty_parse`, `error_mid_stream`) in a case whose whole read is an entry already (`judged`: the
+    same root cause); a cut reply only where no finished reply of its session starts with it (its stream is
+    theirs)."""
+    rows = first_per_case(read_rows(run, READ, "oracle_stream != ''"))
+    finished = read_rows(run, ["session_id", "reply"], "chunking = 'whole' AND partial = 0")
+    texts: dict[str, list[str]] = {}
+    for session_id, reply in zip(finished["session_id"], finished["reply"]):
+        texts.setdefault(session_id, []).append(reply)
+    found = []
+    for row in rows.to_dict("records"):
+        if row["partial"] and any(text.startswith(row["reply"]) for text in texts.get(row["session_id"], ())):
+            continue
+        defect = json.loads(row["oracle_stream"])[0]
+        if row["case_id"] in judged and defect["kind"] in ("empty_parse", "error_mid_stream"):
+            continue
+        truth = json.loads(row["truth"]) if isinstance(row["truth"], str) else None
+        kind, construct = STREAM_KINDS[defect["kind"]], stream_construct(defect)
+        found.append(finding(row, sessions, STREAM, kind, construct, truth, defect["later"], defect,
+                             UNORDERED if unordered(row, truth, plans) else ""))
+    return found
+
+
+def finding(row: dict[str, Any], sessions: pd.DataFrame, part: str, kind: str, construct: str,
+            truth: dict[str, Any] | None, actual: Any, defect: dict[str, Any] | None, why: str = "") -> dict[str, Any]:
+    """A case's finding: its section and why (`why`: a reason found before), root cause, and what the report
+    shows of it."""
+    session = sessions.loc[row["session_id"]] if row["session_id"] in sessions.index else None
+    kwargs = json.loads(session["kwargs"]) if session is not None else {}
+    thinking = bool(session["thinking"]) if session is not None else row["mode"].startswith("think")
+    contradiction = contradictory_kwargs(thinking, kwargs)
+    reason = why or robustness_reason(row["origin"], row["shape"], bool(row["partial"]), truth is not None,
+                                      row["oracle_grammar"], contradiction)
+    return {
+        **{name: row[name] for name in ("case_id", "session_id", "template", "family", "mode", "shape", "origin",
+                                         "conversation", "reply", "partial")},
+        "kwargs": json.dumps(kwargs, sort_keys=True),
+        "part": part, "section": ROBUSTNESS if reason else MAIN, "reason": reason, "kind": kind,
+        "construct": construct, "expected": truth, "actual": actual, "grammar": row["oracle_grammar"],
+        "defect": defect,
+    }
+
+
+def representative(group: pd.DataFrame) -> pd.Series:
+    """The case a group is shown by: of its most common template and shape, in a plain mode (fewest kwargs, the
+    single conversation), the shortest reply."""
+    templates, shapes = Counter(group["template"]), Counter(group["shape"])
+    order = group.assign(
+        _template=[-templates[name] for name in group["template"]],
+        _shape=[-shapes[name] for name in group["shape"]],
+        _kwargs=[len(json.loads(kwargs)) for kwargs in group["kwargs"]],
+        _single=[conversation != "single" for conversation in group["conversation"]],
+        _length=[len(reply) for reply in group["reply"]],
+    ).sort_values(["_template", "template", "_shape", "_kwargs", "_single", "_length", "shape", "case_id"],
+                  kind="stable")
+    return order.iloc[0]
+
+
+def grouped(findings: list[dict[str, Any]], run: Run, plans: Plans) -> pd.DataFrame:
+    """One entry per part, section, family, kind and construct, with its counts and representative case."""
+    if not findings:
+        return pd.DataFrame(columns=ENTRY_COLUMNS)
+    frame = pd.DataFrame(findings)
+    index = load_index()
+    keys = ["part", "section", "family", "kind", "construct"]
+    entries = []
+    for key, group in frame.groupby(keys, sort=True):
+        shown = representative(group)
+        entry = index.get(shown["template"])
+        request = plans.request(shown["template"], shown["session_id"])
+        reasons = Counter(reason for reason in group["reason"] if reason)
+        verdict = GrammarVerdict.of_text(shown["grammar"]) if shown["grammar"] else None
+        entries.append({
+            **dict(zip(keys, key)),
+            "reason": reasons.most_common(1)[0][0] if reasons else "",
+            "cases": group["case_id"].nunique(),
+            "templates": group["template"].nunique(),
+            "template_names": ", ".join(sorted(set(group["template"]))),
+            "shapes": ", ".join(sorted(set(group["shape"]))),
+            **{name: shown[name] for name in ("case_id", "template", "mode", "kwargs", "shape", "reply",
+                                              "session_id", "partial")},
+            "expected": shown["expected"], "actual": shown["actual"], "defect": shown["defect"],
+            "grammar": shown["grammar"], "writable": None if verdict is None else verdict.writable,
+            "request": request, "bos": entry.bos if entry else "", "eos": entry.eos if entry else "",
+            "upstream": upstream_status(key[2], key[3]),
+        })
+    table = pd.DataFrame(entries)
+    table["_part"] = [(section == ROBUSTNESS, part == STREAM) for part, section in zip(table["part"], table["section"])]
+    table["_fixed"] = [status.startswith("fixed") for status in table["upstream"]]
+    table["_no_request"] = table["request"].isna()
+    table = table.sort_values(["_part", "_fixed", "_no_request", "templates", "cases", "family", "kind", "construct"],
+                              ascending=[True, True, True, False, False, True, True, True], kind="stable")
+    table = table.drop(columns=["_part", "_fixed", "_no_request"]).reset_index(drop=True)
+    prefixes = {(WHOLE_READ, MAIN): "W", (STREAM, MAIN): "S", (WHOLE_READ, ROBUSTNESS): "RW",
+                (STREAM, ROBUSTNESS): "RS"}
+    numbers: Counter[tuple[str, str]] = Counter()
+    ids = []
+    for part, section in zip(table["part"], table["section"]):
+        numbers[(part, section)] += 1
+        ids.append(f"{prefixes[(part, section)]}{numbers[(part, section)]}")
+    table["id"] = ids
+    main = table[(table["section"] == MAIN) & ~table["upstream"].str.startswith("fixed")]
+    ranked = main.assign(_reproducible=main["request"].notna()).sort_values(
+        ["_reproducible", "templates", "cases"], ascending=False, kind="stable")
+    leads = [*ranked[ranked["part"] == WHOLE_READ].head(LEAD)["id"], *ranked[ranked["part"] == STREAM].head(
+        LEAD_STREAMS)["id"]]
+    table["lead"] = table["id"].isin(set(leads))
+    return table[ENTRY_COLUMNS]
 
 
 def oracle_defects(run: Run, requests: bool = True) -> DefectReport:
-    """Counts per defect and template, and one entry per distinct defect with its shortest reproducer.
-
-    A distinct defect is the way llama.cpp departs from the truth (defect, field and what exactly differs),
-    wherever it shows; its entry lists the templates and shapes it shows on.
-    """
-    rows = truth_rows(run)
-    rows["signature"] = [
-        signature(Defect(defect), field, json.loads(oracle), json.loads(truth))
-        for defect, field, oracle, truth in zip(
-            rows["defect"], rows["field"], rows["oracle_reading"], rows["truth"]
-        )
-    ]
-    structural = structure_rows(run)
-    rows = pd.concat([frame for frame in (rows, structural) if not frame.empty] or [rows], ignore_index=True)
-    if rows.empty:
-        return DefectReport(
-            counts=pd.DataFrame(columns=COUNT_COLUMNS), clusters=pd.DataFrame(columns=list(CLUSTER_COLUMNS))
-        )
-    keys = ["defect", "field", "signature"]
-    counts = (
-        rows.groupby([*keys, "template", "shape"])
-        .size()
-        .rename("cases")
-        .reset_index()
-        .sort_values([*keys, "template", "shape"], kind="stable")
-        .reset_index(drop=True)
-    )
-    rows["_length"] = rows["reply"].str.len()
-    ordered = rows.sort_values([*keys, "_length", "case_id"], kind="stable")
-    grouped = ordered.groupby(keys, sort=False)
-    clusters = ordered.drop_duplicates(keys).reset_index(drop=True)
-    spans = grouped.agg(
-        cases=("case_id", "nunique"),
-        templates=("template", lambda names: ", ".join(sorted(set(names)))),
-        shapes=("shape", lambda names: ", ".join(sorted(set(names)))),
-    )
-    clusters = clusters.join(spans, on=keys)
+    """Every llama.cpp defect entry of a run and the cases behind them by template (`requests`: plan the
+    sessions again for their requests and the template's rendering of llama.cpp's readings)."""
+    plans = Plans(run) if requests else NoPlans(run)
     sessions = run.sessions.set_index("session_id")
-    clusters["kwargs"] = [
-        sessions.at[sid, "kwargs"] if sid in sessions.index else "" for sid in clusters["session_id"]
-    ]
-    clusters["request"] = cluster_requests(run, clusters) if requests else ""
-    clusters = clusters.rename(columns={"oracle_reading": "returned", "truth": "meant"})
-    clusters = clusters.sort_values([*keys], kind="stable").sort_values(
-        "cases", ascending=False, kind="stable"
-    )
-    return DefectReport(
-        counts=counts[COUNT_COLUMNS], clusters=clusters[list(CLUSTER_COLUMNS)].reset_index(drop=True)
-    )
+    whole = whole_findings(run, plans, sessions)
+    findings = whole + stream_findings(run, plans, sessions, {found["case_id"] for found in whole})
+    clusters = grouped(findings, run, plans)
+    if findings:
+        frame = pd.DataFrame(findings)
+        counts = (frame.groupby(["part", "section", "family", "kind", "construct", "template"]).size()
+                  .rename("cases").reset_index())
+    else:
+        counts = pd.DataFrame(columns=["part", "section", "family", "kind", "construct", "template", "cases"])
+    return DefectReport(counts=counts, clusters=clusters)
 
 
-def _pretty(text: str) -> str:
-    """A reading's JSON text indented for reading."""
-    return json.dumps(json.loads(text), indent=2, ensure_ascii=False, sort_keys=True)
+class NoPlans(Plans):
+    """No session planned again: no requests, no rendering."""
 
-
-def _fence(text: str, language: str = "") -> str:
-    """A fenced markdown code block that survives backticks inside the text."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text}\n{fence}"
-
-
-def candidate_entry(cluster: pd.Series) -> str:
-    """A known-divergences entry a parser's maintainer could paste for this defect."""
-    return "\n".join(
-        [
-            "[[divergence]]",
-            f"syntax = {json.dumps(cluster['syntax'])}",
-            f"shape = {json.dumps(cluster['shape'])}",
-            f"kind = {json.dumps(cluster['oracle_vs_truth'])}",
-            f"reason = {json.dumps(f'llama.cpp {cluster.defect} in {cluster.field}: {cluster.signature}')}",
-        ]
-    )
-
-
-def defects_markdown(report: DefectReport, run: Run) -> str:
-    """The oracle defects as markdown: one entry per distinct defect, each ready for an upstream issue."""
-    stamp = run.stamp
-    commit = stamp.get("llama_cpp_commit", "?")
-    version = stamp.get("llama_cpp_python_version", "?")
-    cases = int(report.clusters["cases"].sum()) if not report.clusters.empty else 0
-    parts = [
-        "# Where llama.cpp departs from the template's own meaning",
-        "",
-        (
-            f"llama.cpp commit `{commit}` (as vendored by llama-cpp-python {version}), reasoning format "
-            f"`deepseek`. {cases} cases are read otherwise than the message their template wrote, or read into "
-            f"a message that breaks a structural check ({', '.join(STRUCTURAL_CHECKS)}); they make "
-            f"{len(report.clusters)} distinct defects."
-        ),
-        "",
-        markdown_table(report.clusters[["defect", "field", "signature", "cases", "templates"]], 80),
-    ]
-    for number, cluster in report.clusters.iterrows():
-        parts += [
-            "",
-            f"## {number + 1}. llama.cpp {cluster['defect']} in {cluster['field']}: {cluster['signature']}",
-            "",
-            f"- seen in {cluster['cases']} cases, on {cluster['templates']}; shapes {cluster['shapes']}",
-            (
-                f"- llama.cpp commit `{commit}`; template `models/templates/{cluster['template']}`; mode "
-                f"`{cluster['mode']}` (kwargs `{cluster['kwargs']}`); reasoning format `deepseek`; "
-                f"{'a partial (cut) reply' if cluster['partial'] else 'a finished reply'}"
-            ),
-            f"- the case in full, and a command that replays it: `{show_command(cluster['case_id'], run.directory)}`",
-            "",
-            "Request (the chat request before the reply):",
-            "",
-            _fence(cluster["request"] or "(not planned by this checkout any more)", "json"),
-            "",
-            "Reply (the model's text after the generation prompt):",
-            "",
-            _fence(cluster["reply"]),
-            "",
-            "llama.cpp returned:",
-            "",
-            _fence(_pretty(cluster["returned"]), "json"),
-            "",
-            "The template meant:",
-            "",
-            _fence(_pretty(cluster["meant"]), "json")
-            if isinstance(cluster["meant"], str)
-            else "(not known: the corpus carries no truth for this reply)",
-            "",
-            "Known-divergence candidate for a parser that reads it as the template meant:",
-            "",
-            _fence(candidate_entry(cluster), "toml"),
-        ]
-    return "\n".join(parts) + "\n"
+    def planned(self, template: str, session_id: str) -> Any:
+        """None: nothing is planned."""
+        return None

@@ -13,6 +13,7 @@ import pandas as pd
 from chatparity.model import Row, columns
 from reports.ci import sweep_judgement
 from reports.coverage import Coverage, coverage, coverage_markdown
+from reports.defects_markdown import defects_markdown
 from reports.divergences import Verdict, classify_run
 from reports.expectations import expectations_of
 from reports.failures import write_failures
@@ -21,14 +22,17 @@ from reports.groups import failure_groups
 from reports.html import page
 from reports.judgement import Judgement
 from reports.multiturn import multiturn_section
-from reports.oracle_defects import defects_markdown, oracle_defects
+from reports.oracle_defects import oracle_defects, summary_line
 from reports.runs import Run, load_run
 from reports.show import show_command
 from reports.summary import summary_markdown, summary_text
 from reports.tables import Tables, build_tables, markdown_table, records
 
 WIDTH = 100
-STORE_ONLY = ("oracle_vs_truth", "parser_vs_truth", "truth", "tools", "conversation", "oracle_structure_detail")
+STORE_ONLY = (
+    "oracle_vs_truth", "parser_vs_truth", "truth", "tools", "conversation", "oracle_structure_detail", "oracle_stream",
+    "oracle_grammar",
+)
 """The row columns the reports do not read from the loaded rows (oracle_defects reads its rows from the store)."""
 REPORT_COLUMNS = [name for name in columns(Row) if name not in STORE_ONLY]
 STREAM_COLUMNS = [
@@ -198,8 +202,9 @@ def publish(run_dir: Path, out: Path | None = None) -> Published:
     judgement = sweep_judgement(run, verdict)
     target = Path(out) if out is not None else run.directory
     files = write_files(run, verdict, judgement, target)
-    return Published(files, summary_text(run, verdict, judgement, str(target / "report.md")), run, verdict,
-                     judgement)
+    defects = json.loads((target / "oracle_defects.json").read_text(encoding="utf-8"))["summary"]
+    summary = summary_text(run, verdict, judgement, str(target / "report.md"), summary_line(defects))
+    return Published(files, summary, run, verdict, judgement)
 
 
 def write_files(run: Run, verdict: Verdict, judgement: Judgement, target: Path) -> list[Path]:
@@ -268,12 +273,7 @@ def write_page_files(run: Run, verdict: Verdict, judgement: Judgement, tables: T
     defects_md = target / "oracle_defects.md"
     defects_md.write_text(defects_markdown(defects, run), encoding="utf-8")
     written.append(defects_md)
-    written.append(
-        write_json(
-            target / "oracle_defects.json",
-            {"counts": records(defects.counts), "clusters": records(defects.clusters)},
-        )
-    )
+    written.append(write_json(target / "oracle_defects.json", defects.to_json()))
     written.append(write_failures(target / "failures.csv", verdict.rows, run.directory))
     return written + write_coverage(coverage(run, verdict.rows), target)
 

@@ -123,10 +123,12 @@ def short(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def summary_text(run: Run, verdict: Verdict, judgement: Judgement, report: str = "") -> str:
-    """The one-screen terminal summary, the verdict first."""
+def summary_text(run: Run, verdict: Verdict, judgement: Judgement, report: str = "", defects: str = "") -> str:
+    """The one-screen terminal summary, the verdict first (`defects`: the line counting llama.cpp's own defects,
+    apart from its crashes)."""
     t = totals(verdict)
     lines = [*judgement.lines(), f"chatparity run {run.name}: {stamp_line(run)}", rows_line(t), streams_line(t)]
+    lines += [defects] if defects else []
     if verdict.stale or verdict.stale_policies or len(verdict.unexpected):
         lines.append(
             f"STRICT: {len(verdict.unexpected)} unexpected matches, {len(verdict.stale)} stale known divergences, "

@@ -1,4 +1,5 @@
-"""Oracle defects: llama.cpp readings that depart from the truth, classified, clustered with reproducers."""
+"""Oracle defects: one entry per root cause, main apart from robustness, whole reads apart from streams, each
+with its reproducers."""
 
 from __future__ import annotations
 
@@ -8,108 +9,220 @@ from pathlib import Path
 import pytest
 from reports_store_builder import StoreBuilder
 
-from reports.oracle_defects import Defect, classify_defect, defects_markdown, oracle_defects, signature
+from reports.defect_judging import (
+    contradictory_kwargs,
+    departure,
+    robustness_reason,
+    same_meaning,
+    written_in_grammar_order,
+)
+from reports.defect_repro import stream_case, whole_case
+from reports.defects_markdown import defects_markdown
+from reports.oracle_defects import MAIN, ROBUSTNESS, STREAM, WHOLE_READ, oracle_defects, summary_line
 from reports.runs import load_run
+from reports.show import Request
 
 
-def message(
-    content: str = "", reasoning: str = "", calls: tuple[tuple[str, str], ...] = ()
-) -> dict[str, object]:
+def message(content: str = "", reasoning: str = "", calls: tuple[tuple[str, str, str], ...] = ()) -> dict[str, object]:
     """A reading dict."""
     return {
         "content": content,
         "reasoning_content": reasoning,
-        "tool_calls": [{"name": name, "arguments": arguments, "id": ""} for name, arguments in calls],
+        "tool_calls": [{"name": name, "arguments": arguments, "id": call_id} for name, arguments, call_id in calls],
     }
 
 
-CALL = (("get", '{"city": "Rio"}'),)
+CALL = (("get", '{"city": "Rio", "days": 4}', ""),)
+REQUEST = Request([{"role": "user", "content": "Rio?"}], [], "auto", False, True, {"effort": "low"}, "deepseek")
 
 
 @pytest.mark.parametrize(
-    ("oracle", "truth", "defect"),
+    ("oracle", "truth", "kind", "construct"),
     [
-        ({"rejected": "no"}, message("hi"), Defect.REJECTS_OWN),
-        (message("<tool_call>x"), message("", calls=CALL), Defect.LOSES_CALL),
-        (message("", calls=CALL), message("hi"), Defect.INVENTS_CALL),
-        (message("", calls=(("get", '{"city": '),)), message("", calls=CALL), Defect.INVALID_ARGUMENTS),
-        (message("hi<|im_end|>"), message("hi"), Defect.MARKERS_IN_TEXT),
-        (message("I think. Hi"), message("Hi", "I think."), Defect.MOVES_TEXT),
-        (message("H"), message("Hi"), Defect.DROPS_TEXT),
-        (message("", calls=(("get", '{"city": "Ri"}'),)), message("", calls=CALL), Defect.WRONG_CALL),
-        (message("Hi", "I think.\n"), message("Hi", "I think."), Defect.WHITESPACE),
-        (message("Hi!!"), message("Hi"), Defect.ALTERS_TEXT),
+        ({"rejected": "no"}, message(calls=CALL), "rejects the reply", "a reply with calls"),
+        ({"rejected": "no"}, message("hi", "hm"), "rejects the reply", "a reply without calls"),
+        (message("<tool_call>x"), message(calls=CALL), "loses a call", "0 of 1 calls read"),
+        (message(calls=(("get", '{"city": "Rio", "days": "4"}', ""),)), message(calls=CALL), "changes a call",
+         "reads a non-string argument as a string"),
+        (message(calls=(("get", '{"city": ', ""),)), message(calls=CALL), "returns arguments that are not JSON",
+         "arguments text not JSON"),
+        (message("Hi<|im_end|>"), message("Hi"), "leaves markers in the text", "<|im_end|> in content"),
+        (message("I think. Hi"), message("Hi", "I think."), "moves text", "reasoning read as content"),
     ],
 )
-def test_defects_are_classified(oracle: dict[str, object], truth: dict[str, object], defect: Defect) -> None:
-    assert classify_defect(oracle, truth) is defect
+def test_a_departure_names_its_construct_without_names(
+    oracle: dict[str, object], truth: dict[str, object], kind: str, construct: str
+) -> None:
+    assert departure(oracle, truth, ("<|im_end|>",)) == (kind, construct)
+
+
+def test_a_refusal_after_a_tool_result_is_one_construct_whatever_the_reply() -> None:
+    assert departure({"rejected": "no"}, message(calls=CALL), (), "after_tool") == departure(
+        {"rejected": "no"}, message("hi"), (), "after_tool") == ("rejects the reply", "a reply after a tool result")
+
+
+def test_meaning_leaves_edge_whitespace_and_unwritten_ids_aside() -> None:
+    assert same_meaning(message("\nHi "), message("Hi"))
+    assert same_meaning(message(calls=(("get", '{"days": 4, "city": "Rio"}', "0"),)), message(calls=CALL))
+    assert not same_meaning(message(calls=(("get", '{"city": "Rio", "days": 4}', "0"),)),
+                            message(calls=(("get", '{"city": "Rio", "days": 4}', "Xq7"),)))
+    assert not same_meaning(message("H i"), message("Hi"))
+
+
+def test_robustness_reasons() -> None:
+    assert contradictory_kwargs(False, {"thinking": True}).startswith("contradictory kwargs")
+    assert contradictory_kwargs(True, {"thinking_mode": "disabled"}).startswith("contradictory kwargs")
+    assert contradictory_kwargs(False, {"enable_thinking": True, "reasoning_effort": "low"}) == ""
+    assert robustness_reason("roundtrip", "one_call", False, True, "rejects @3 from 0", "") == ""
+    assert robustness_reason("roundtrip", "one_call_with_json_literals", False, True, "rejects @3", "") != ""
+    assert robustness_reason("toolcall", "text_after_call", False, True, "accepts from 0", "") == ""
+    assert "never writes" in robustness_reason("toolcall", "text_after_call", False, True, "rejects @9 from 0", "")
+    assert "does not offer" in robustness_reason("toolcall", "unknown_tool_name", False, False, "accepts", "")
+    assert "schema" in robustness_reason("toolcall", "parameter_not_in_schema", False, True, "accepts", "")
+    assert "corrupted" in robustness_reason("toolcall", "malformed_arguments", False, False, "accepts", "")
+    assert robustness_reason("partial", "roundtrip:one_call@in_name", True, False, "accepts", "") == ""
+    assert robustness_reason("roundtrip", "one_call", False, True, "", "contradictory kwargs: x") != ""
+
+
+STREAM_DEFECT = {
+    "kind": "retraction", "at": 9, "shown_at": 8, "finish": False, "field": "tool_calls", "marker": "",
+    "shown": message(calls=CALL), "later": message("x"), "error": "Invalid diff: now finding less tool calls!",
+    "client": message(calls=CALL),
+}
 
 
 def defect_run(directory: Path) -> Path:
-    """Three cases of a.jinja where llama.cpp loses a call (two short, one long), one where it agrees."""
+    """fam's template a.jinja (a.jinja and b.jinja of family fam) loses the call of its round trip in 3 cases (c1
+    and c2 of a, c3 of b), also breaking a structural check; a text-after-call reply the grammar rejects (c4) is
+    robustness; a round trip the grammar cannot write but llama.cpp reads right (c5: no entry where the tools that
+    say the grammar's property order are not known); a stream that takes back a call (c6) and a cut reply whose
+    stream is that of a finished reply (c7, counted under c6's)."""
     builder = StoreBuilder(directory)
-    lost = json.dumps(message("<tool_call>…"))
-    truth = json.dumps(message("", calls=CALL))
-    for case, reply in (
-        ("c1", "<tool_call>{...}</tool_call> and more"),
-        ("c2", "<tool_call>{}"),
-        ("c3", "<tc>"),
-    ):
+    lost, truth = json.dumps(message("<tool_call>…")), json.dumps(message(calls=CALL))
+    for case, template, reply in (("c1", "a.jinja", "<tool_call>{...}</tool_call>"),
+                                  ("c2", "a.jinja", "<tool_call>{}"), ("c3", "b.jinja", "<tc>")):
         for chunking in ("whole", "char"):
-            builder.row(
-                case,
-                "a.jinja",
-                chunking,
-                "match",
-                shape="call",
-                oracle_vs_truth="calls",
-                truth=truth,
-                oracle_reading=lost,
-                reply=reply,
-            )
-    builder.row("c4", "a.jinja", "whole", "match", shape="call", oracle_vs_truth="match", truth=truth)
-    builder.row(
-        "c5", "b.jinja", "whole", "match", shape="call", oracle_vs_truth="calls", truth=truth,
-        oracle_reading=lost, reply="<tool_call>{}</tool_call>",
-    )
+            builder.row(case, template, chunking, shape="one_call", oracle_vs_truth="calls", truth=truth,
+                        oracle_reading=lost, reply=reply, oracle_grammar="accepts from 0",
+                        oracle_arguments_json=0, oracle_structure_detail="arguments_json: tool_calls[0] broken")
+    builder.row("c4", "a.jinja", origin="toolcall", shape="text_after_call", oracle_vs_truth="rejects",
+                truth=truth, oracle_reading=json.dumps({"rejected": "bad"}), reply="<tool_call>{}</tool_call> ok",
+                oracle_grammar="rejects @25 from 0")
+    builder.row("c5", "a.jinja", shape="one_call", oracle_vs_truth="match", truth=truth,
+                oracle_reading=truth, reply="[TOOL_CALLS]get", oracle_grammar="rejects @3 from 0")
+    builder.row("c6", "a.jinja", shape="one_call", reply="<tool_call>{}x", oracle_grammar="accepts from 0",
+                oracle_stream=json.dumps([STREAM_DEFECT]))
+    builder.row("c7", "a.jinja", origin="partial", shape="roundtrip:one_call@in_name", partial=1,
+                reply="<tool_call>{}", oracle_stream=json.dumps([{**STREAM_DEFECT, "at": 5, "shown_at": 4}]))
+    for session in builder.sessions.values():
+        session["family"] = "fam"
+    for row in builder.rows:
+        row["family"] = "fam"
     return builder.write()
 
 
-def test_one_entry_per_distinct_defect_with_the_shortest_reproducer(tmp_path: Path) -> None:
+def test_entries_are_grouped_by_root_cause_and_kept_apart(tmp_path: Path) -> None:
     run = load_run(defect_run(tmp_path))
+    report = oracle_defects(run, requests=False)
+    entries = report.clusters.set_index("id")
+    assert list(entries.index) == ["W1", "S1", "RW1"]
+    lost = entries.loc["W1"]
+    assert (lost["part"], lost["section"], lost["kind"], lost["construct"]) == (
+        WHOLE_READ, MAIN, "loses a call", "0 of 1 calls read")
+    assert (lost["cases"], lost["templates"], lost["case_id"]) == (3, 2, "c2")
+    assert "c5" not in set(report.counts.get("case_id", []))
+    assert (entries.loc["S1", "part"], entries.loc["S1", "cases"], entries.loc["S1", "case_id"]) == (STREAM, 1, "c6")
+    robust = entries.loc["RW1"]
+    assert (robust["section"], robust["case_id"]) == (ROBUSTNESS, "c4") and "never writes" in robust["reason"]
+    assert report.summary()["whole_main_cases"] == 3 and report.summary()["stream_main_cases"] == 1
+    assert summary_line(report.summary()).startswith("llama.cpp defects: whole reads 1 (3 cases), streams 1")
+
+
+def test_the_markdown_leads_with_the_main_entries_and_never_calls_a_cut_reply_finished(tmp_path: Path) -> None:
+    run = load_run(defect_run(tmp_path))
+    text = defects_markdown(oracle_defects(run, requests=False), run)
+    read_first = text.split("## Read first")[1].split("\n## ")[0]
+    assert "| W1 " in read_first and "RW1" not in read_first
+    sections = text.split("\n## ")
+    robustness = next(part for part in sections if part.startswith("Robustness, whole reads"))
+    assert "### RW1." in robustness and "### W1." not in robustness
+    assert "compute_diffs threw, so llama-server ends the stream" in text
+    assert "a cut reply (partial)" not in text.split("### S1.")[1].split("###")[0]
+    assert text == defects_markdown(oracle_defects(load_run(run.directory), requests=False), run)
+
+
+def test_a_cut_reply_alone_is_judged_as_a_stream_never_as_a_finished_reply(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path)
+    builder.row("c7", "a.jinja", origin="partial", shape="roundtrip:one_call@in_name", partial=1,
+                reply="<tool_call>{}", oracle_vs_truth="calls", truth=json.dumps(message(calls=CALL)),
+                oracle_reading=json.dumps(message("<tool_call>{}")),
+                oracle_stream=json.dumps([{**STREAM_DEFECT, "at": 5, "shown_at": 4}]))
+    run = load_run(builder.write())
+    report = oracle_defects(run, requests=False)
+    assert list(report.clusters["part"]) == [STREAM]
+    assert "a cut reply (partial), judged as a stream" in defects_markdown(report, run)
+
+
+def test_the_reproducers_carry_bos_eos_kwargs_and_the_failing_prefixes() -> None:
+    case = whole_case("t", "x.jinja", "<s>", "</s>", REQUEST, "[TOOL_CALLS]get", message(calls=CALL))
+    assert 'read_file("models/templates/x.jinja"), /* bos= */ R"_(<s>)_", /* eos= */ R"_(</s>)_"' in case
+    assert 'inputs.chat_template_kwargs["effort"] = R"_("low")_";' in case
+    assert "assert_msg_equals(expected, common_chat_parse(reply, /* is_partial= */ false" in case
+    streamed = stream_case("t", "x.jinja", "", "", REQUEST, "<tool_call>{}x", STREAM_DEFECT)
+    assert "reply.substr(0, 8), /* is_partial= */ true" in streamed and "reply.substr(0, 9)" in streamed
+    assert "compute_diffs(shown, later);  // throws: Invalid diff: now finding less tool calls!" in streamed
+
+
+def test_arguments_count_in_the_order_llama_cpps_grammar_writes_them() -> None:
+    tools = [{"type": "function", "function": {"name": "get", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["days"]}}}]
+    assert written_in_grammar_order('get {"days": 4, "city": "Rio"}', message(calls=CALL), tools)
+    assert not written_in_grammar_order('get {"city": "Rio", "days": 4}', message(calls=CALL), tools)
+
+
+def qwen3_session() -> str:
+    """The id of Qwen3's quick session thinking with tools offered (auto), one user question."""
+    from corpora import planning
+
+    planned = planning.plan("quick", "Qwen-Qwen3-0.6B.jinja")
+    return next(p.session.id for p in planned if p.session.mode.label == "think/auto" and
+                p.session.conversation == "single")
+
+
+QWEN3_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rio", "days": 4}}\n</tool_call>'
+
+
+def test_a_planted_defect_of_a_real_template_is_rendered_with_its_request_and_test_case(tmp_path: Path) -> None:
+    session = qwen3_session()
+    builder = StoreBuilder(tmp_path)
+    builder.session("Qwen-Qwen3-0.6B.jinja", family="Qwen3", mode="think/auto", session_id=session)
+    truth = message(calls=(("get_weather", '{"city": "Rio", "days": 4}', ""),))
+    builder.rows.append({**builder.row("p1", "Qwen-Qwen3-0.6B.jinja", mode="think/auto").rows.pop(),
+                         "session_id": session, "family": "Qwen3", "shape": "one_call", "reply": QWEN3_CALL,
+                         "truth": json.dumps(truth), "oracle_vs_truth": "rejects", "oracle_grammar": "accepts from 0",
+                         "oracle_reading": json.dumps({"rejected": "planted"})})
+    run = load_run(builder.write())
     report = oracle_defects(run)
-    assert report.counts.to_dict(orient="records") == [
-        {
-            "defect": Defect.LOSES_CALL.value,
-            "field": "tool_calls",
-            "signature": "0 calls read, 1 written",
-            "template": "a.jinja",
-            "shape": "call",
-            "cases": 3,
-        },
-        {
-            "defect": Defect.LOSES_CALL.value,
-            "field": "tool_calls",
-            "signature": "0 calls read, 1 written",
-            "template": "b.jinja",
-            "shape": "call",
-            "cases": 1,
-        },
-    ]
-    assert len(report.clusters) == 1
-    cluster = report.clusters.iloc[0]
-    assert (cluster["cases"], cluster["case_id"], cluster["reply"]) == (4, "c3", "<tc>")
-    assert cluster["templates"] == "a.jinja, b.jinja"
+    entry = report.clusters.iloc[0]
+    assert (entry["id"], entry["section"], entry["kind"], entry["writable"]) == ("W1", MAIN, "rejects the reply", True)
     text = defects_markdown(report, run)
-    assert "llama.cpp commit `abc123` (as vendored by llama-cpp-python 0.3.36), reasoning format `deepseek`" in text
-    assert "## 1. llama.cpp loses a call in tool_calls: 0 calls read, 1 written" in text
-    assert "llama.cpp returned:" in text and "The template meant:" in text
-    assert 'syntax = "json"\nshape = "call"\nkind = "calls"' in text
-    assert f"`chatparity show c3 {run.directory}`" in text
-    assert text.count("## ") == 1
+    assert "llama-server --jinja --chat-template-file models/templates/Qwen-Qwen3-0.6B.jinja" in text
+    assert '"tool_choice": "auto"' in text and '"stream": false' in text and "get_weather" in text
+    assert 'read_file("models/templates/Qwen-Qwen3-0.6B.jinja")' in text
+    assert report.to_json()["entries"][0]["request"]["tool_choice"] == "auto"
 
 
-def test_whitespace_defects_say_which_edge_differs() -> None:
-    oracle, truth = message("Hi", "I think.\n"), message("Hi", "I think.")
-    assert signature(Defect.WHITESPACE, "reasoning_content", oracle, truth) == "trailing '' read as '\\n'"
-    assert signature(Defect.REJECTS_OWN, "the whole reply", {"rejected": "bad at 12"}, truth) == "error: bad at N"
+def test_a_reading_the_template_writes_as_the_same_reply_is_as_right_as_the_truth(tmp_path: Path) -> None:
+    from reports.oracle_defects import Plans
+
+    session = qwen3_session()
+    builder = StoreBuilder(tmp_path)
+    builder.session("Qwen-Qwen3-0.6B.jinja", family="Qwen3", mode="think/auto", session_id=session)
+    plans = Plans(load_run(builder.write()))
+    truth = message(calls=(("get_weather", '{"city": "Rio", "days": 4}', ""),))
+    assert plans.planned("Qwen-Qwen3-0.6B.jinja", session) is not None
+    reply = "<think>\n\n</think>\n\n" + QWEN3_CALL
+    assert plans.writes_alike("Qwen-Qwen3-0.6B.jinja", session, reply, truth, truth)
+    other = message(calls=(("get_weather", '{"city": "Rio", "days": "4"}', ""),))
+    assert not plans.writes_alike("Qwen-Qwen3-0.6B.jinja", session, reply, other, truth)

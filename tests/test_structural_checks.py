@@ -20,7 +20,8 @@ from reports.commands.gate import main as gate_main
 from reports.diff import Change, check_counts, classify_change, diff_markdown, diff_runs
 from reports.divergences import classify_run
 from reports.baselines import read_baseline
-from reports.oracle_defects import Defect, defects_markdown, oracle_defects
+from reports.defects_markdown import defects_markdown
+from reports.oracle_defects import oracle_defects
 from reports.runs import load_run
 from reports.tables import build_tables
 
@@ -240,14 +241,14 @@ def test_a_structural_break_of_the_oracle_is_listed_as_an_oracle_defect_with_a_r
 ) -> None:
     run = load_run(structural_run(tmp_path / "run"))
     report = oracle_defects(run, requests=False)
-    assert len(report.clusters) == 1
-    cluster = report.clusters.iloc[0]
-    assert cluster["defect"] == Defect.LEAKS_MARKER.value and cluster["field"] == "content"
-    assert cluster["signature"] == "content holds marker '<|im_end|>'"
-    assert cluster["cases"] == 2 and cluster["case_id"] == "c1" and cluster["reply"] == "Hello<|im_end|>"
+    leaks = report.clusters[report.clusters["kind"] == "leaks a template marker"]
+    assert len(leaks) == 1
+    cluster = leaks.iloc[0]
+    assert cluster["construct"] == "'<|im_end|>' in content" and cluster["part"] == "whole"
+    assert cluster["cases"] == 1 and cluster["case_id"] == "c1" and cluster["reply"] == "Hello<|im_end|>"
     markdown = defects_markdown(report, run)
-    assert "llama.cpp leaks a template marker in content" in markdown
-    assert "chatparity show c1" in markdown and "not known: the corpus carries no truth" in markdown
+    assert "fam: llama.cpp leaks a template marker: '<|im_end|>' in content" in markdown
+    assert "chatparity show c1" in markdown and "(the corpus knows no meaning for this reply)" in markdown
 
 
 def test_the_tables_count_each_check_for_the_parser_and_llama_cpp(tmp_path: Path) -> None:

@@ -1,16 +1,19 @@
 // chatparity-oracle: llama.cpp's own chat code (common/chat.h) behind a JSON-lines protocol.
 //
 // One request per line on stdin, one response per line on stdout, each carrying the request's "id".
-// Ops: info, render, parse, stream, tokenize, detokenize, and the test hooks crash and sleep. See oracle/client.py.
+// Ops: info, render, parse, stream, grammar, tokenize, detokenize, and the test hooks crash and sleep. See
+// oracle/client.py.
 
 #include "chat.h"
 #include "common.h"
 #include "gguf.h"
 #include "llama.h"
 #include "log.h"
+#include "llama-grammar.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cxxabi.h>
 #include <cstdio>
@@ -104,9 +107,20 @@ struct request_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// What a render leaves behind for later parse and stream requests.
+// The grammar llama-server samples a reply under (common_sampler_init with the render's chat params).
+struct grammar_spec {
+    std::string                         grammar;
+    bool                                lazy = false;
+    std::vector<common_grammar_trigger> triggers;
+    std::string                         generation_prompt;
+    std::string                         think_start;
+    std::vector<std::string>            think_ends;
+};
+
+// What a render leaves behind for later parse, stream and grammar requests.
 struct parser_handle {
     common_chat_parser_params params;
+    grammar_spec              grammar;
 };
 
 static std::vector<parser_handle> g_handles;
@@ -329,6 +343,8 @@ static json op_render(const json & req) {
     if (!chat_params.parser.empty()) {
         handle.params.parser.load(chat_params.parser);
     }
+    handle.grammar = {chat_params.grammar, chat_params.grammar_lazy, chat_params.grammar_triggers,
+                      chat_params.generation_prompt, chat_params.thinking_start_tag, chat_params.thinking_end_tags};
     g_handles.push_back(std::move(handle));
 
     return {
@@ -377,7 +393,224 @@ static json op_parse(const json & req) {
     return {{"reading", read_once(text_of(req), field_or<bool>(req, "is_partial", false), handle.params)}};
 }
 
-// One step of llama-server's task_result_state::update_chat_msg (tool-call ids as the parser gives them).
+// The code points of the first `bytes` bytes of a UTF-8 text.
+static size_t code_points(const std::string & text, size_t bytes) {
+    size_t count = 0;
+    for (size_t i = 0; i < bytes; ++i) {
+        count += (((unsigned char) text[i]) & 0xC0) != 0x80;
+    }
+    return count;
+}
+
+// llama-server's reasoning-budget sampler as a lazy tool-call grammar meets it (common/reasoning-budget.cpp with
+// an unlimited budget): idle until the thinking start tag, inside the thought until an end tag, done after it
+// (a new start tag opens another thought). Tags are matched on text rather than on tokens.
+struct thought_tracker {
+    enum state_t { IDLE, THINKING, DONE };
+    std::string              start;
+    std::vector<std::string> ends;
+    state_t                  state = IDLE;
+    std::string              seen;
+    std::string              ended_by;
+
+    static bool ends_with(const std::string & text, const std::string & tail) {
+        return !tail.empty() && text.size() >= tail.size() &&
+               text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+    }
+
+    // Advance by one piece; true when it ends a thought (`ended_by` then holds the end tag).
+    bool advance(const std::string & piece) {
+        seen += piece;
+        if (state == THINKING) {
+            for (const auto & end : ends) {
+                if (ends_with(seen, end)) {
+                    state = DONE;
+                    ended_by = end;
+                    seen.clear();
+                    return true;
+                }
+            }
+        } else if (ends_with(seen, start)) {
+            state = THINKING;
+            seen.clear();
+        }
+        return false;
+    }
+};
+
+struct grammar_deleter {
+    void operator()(llama_grammar * grammar) const { llama_grammar_free_impl(grammar); }
+};
+
+// A grammar as llama-server's sampler holds it, fed text rather than tokens (llama_grammar_accept_impl without a
+// vocab: trigger words and tokens are matched as text).
+struct grammar_feed {
+    std::unique_ptr<llama_grammar, grammar_deleter> grammar;
+    std::string                                     constrained;  // the text a lazy grammar was triggered with
+
+    // Feed one piece; false once the grammar rejects it.
+    bool feed(const std::string & piece) {
+        llama_grammar & g = *grammar;
+        if (g.awaiting_trigger) {
+            g.trigger_buffer += piece;
+            for (const auto & pattern : g.trigger_patterns) {
+                const size_t start = pattern.find(g.trigger_buffer);
+                if (start != std::string::npos) {
+                    g.awaiting_trigger = false;
+                    constrained = g.trigger_buffer.substr(start);
+                    g.trigger_buffer.clear();
+                    return accept(constrained);
+                }
+            }
+            return true;
+        }
+        return accept(piece);
+    }
+
+    bool accept(const std::string & text) {
+        try {
+            llama_grammar_accept_str(*grammar, text);
+        } catch (const std::exception &) {
+            return false;
+        }
+        return !grammar->stacks.empty();
+    }
+
+    bool complete() const {
+        return std::any_of(grammar->stacks.begin(), grammar->stacks.end(),
+                           [](const llama_grammar_stack & stack) { return stack.empty(); });
+    }
+};
+
+// The trigger patterns common_sampler_init makes of a render's grammar triggers (a token trigger as its text).
+static std::vector<std::string> trigger_patterns(const std::vector<common_grammar_trigger> & triggers) {
+    std::vector<std::string> patterns;
+    for (const auto & trigger : triggers) {
+        if (trigger.type == COMMON_GRAMMAR_TRIGGER_TYPE_WORD || trigger.type == COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN) {
+            patterns.push_back(regex_escape(trigger.value));
+        } else if (trigger.type == COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN) {
+            patterns.push_back(trigger.value);
+        } else if (trigger.value.empty()) {
+            patterns.push_back("^$");
+        } else {
+            patterns.push_back((trigger.value.front() != '^' ? "^" : "") + trigger.value +
+                               (trigger.value.back() != '$' ? "$" : ""));
+        }
+    }
+    return patterns;
+}
+
+static json grammar_verdict(const std::string & verdict, const json & at = nullptr, const json & from = nullptr) {
+    return {{"grammar", {{"verdict", verdict}, {"at", at}, {"from", from}}}};
+}
+
+// Whether a model sampling under the grammar llama-server builds for the request can write `text`, as
+// common_sampler_init and common_sampler_accept drive the grammar: an eager grammar fed the generation prompt
+// first; a lazy one waiting for a trigger, and (with thinking tags) not fed inside a thought, the tag that ends
+// the thought replayed into it. Verdicts: "free" (no grammar), "untriggered" (a lazy grammar the text never
+// triggers), "accepts", "rejects" (at: the code point it rejects), "incomplete" (a finished text the grammar
+// cannot end), "prompt" (the grammar rejects the generation prompt), "invalid" (the grammar does not parse);
+// "from" is the code point the grammar constrains the text from (0 for an eager grammar, fed the generation
+// prompt first; a lazy grammar's trigger).
+static json op_grammar(const json & req) {
+    const grammar_spec & spec = handle_of(req).grammar;
+    const std::string text = text_of(req);
+    const bool is_partial = field_or<bool>(req, "is_partial", false);
+    if (spec.grammar.empty()) {
+        return grammar_verdict("free");
+    }
+    const std::vector<std::string> patterns = trigger_patterns(spec.triggers);
+    std::vector<const char *> pattern_ptrs;
+    for (const auto & pattern : patterns) {
+        pattern_ptrs.push_back(pattern.c_str());
+    }
+    grammar_feed grammar{std::unique_ptr<llama_grammar, grammar_deleter>(llama_grammar_init_impl(
+        nullptr, spec.grammar.c_str(), "root", spec.lazy, pattern_ptrs.data(), pattern_ptrs.size(), nullptr, 0))};
+    if (!grammar.grammar) {
+        return grammar_verdict("invalid");
+    }
+    const bool tracks_thought = spec.lazy && !spec.think_start.empty() &&
+        std::any_of(spec.think_ends.begin(), spec.think_ends.end(), [](const std::string & end) { return !end.empty(); });
+    thought_tracker thought{spec.think_start, spec.think_ends};
+    if (!spec.lazy && !grammar.accept(spec.generation_prompt)) {
+        return grammar_verdict("prompt");
+    }
+    if (tracks_thought) {
+        thought.advance(spec.generation_prompt);
+    }
+    json from = spec.lazy ? json(nullptr) : json(0);
+    size_t offset = 0;
+    for (size_t i = 0; i < text.size(); ++offset) {
+        size_t length = 1;
+        while (i + length < text.size() && (((unsigned char) text[i + length]) & 0xC0) == 0x80) {
+            ++length;
+        }
+        const std::string piece = text.substr(i, length);
+        i += length;
+        const bool applies = !tracks_thought || thought.state != thought_tracker::THINKING;
+        const bool ended = tracks_thought && thought.advance(piece);
+        const bool fits = applies ? grammar.feed(piece) : (!ended || grammar.feed(thought.ended_by));
+        if (from.is_null() && !grammar.grammar->awaiting_trigger) {
+            const size_t written = code_points(grammar.constrained, grammar.constrained.size());
+            from = offset + 1 >= written ? offset + 1 - written : 0;
+        }
+        if (!fits) {
+            return grammar_verdict("rejects", offset, from);
+        }
+    }
+    if (grammar.grammar->awaiting_trigger) {
+        return grammar_verdict("untriggered");
+    }
+    return grammar_verdict(is_partial || grammar.complete() ? "accepts" : "incomplete", nullptr, from);
+}
+
+// A text as [kept, added]: the first `kept` code points of the same text in the read before, then the rest.
+static json grown(const std::string & before, const std::string & after) {
+    const size_t limit = std::min(before.size(), after.size());
+    size_t same = 0;
+    while (same < limit && before[same] == after[same]) {
+        ++same;
+    }
+    while (same > 0 && same < after.size() && (((unsigned char) after[same]) & 0xC0) == 0x80) {
+        --same;
+    }
+    return json::array({code_points(after, same), after.substr(same)});
+}
+
+// One read written against the read before it, as oracle/partial_reads.py writes and reads them: 0 when equal,
+// a rejection as its JSON, else [reasoning, content, calls], each text `grown` from the same text before (from
+// nothing where the read before has none) and each call as [name, arguments, id]. A stream's answer so grows
+// with what its reads add, not with every read whole.
+static json read_entry(const json & before, const json & reading) {
+    if (before == reading) {
+        return 0;
+    }
+    if (reading.contains("rejected")) {
+        return reading;
+    }
+    static const json empty_call = {{"name", ""}, {"arguments", ""}, {"id", ""}};
+    const bool was_message = before.is_object() && before.contains("content");
+    const json no_calls = json::array();
+    const json & old_calls = was_message ? before.at("tool_calls") : no_calls;
+    json calls = json::array();
+    for (size_t i = 0; i < reading.at("tool_calls").size(); ++i) {
+        const json & call = reading.at("tool_calls").at(i);
+        const json & old = i < old_calls.size() ? old_calls.at(i) : empty_call;
+        json written = json::array();
+        for (const char * key : {"name", "arguments", "id"}) {
+            written.push_back(grown(old.at(key).get<std::string>(), call.at(key).get<std::string>()));
+        }
+        calls.push_back(written);
+    }
+    const std::string none;
+    const std::string & reasoning = was_message ? before.at("reasoning_content").get_ref<const std::string &>() : none;
+    const std::string & content = was_message ? before.at("content").get_ref<const std::string &>() : none;
+    return json::array({grown(reasoning, reading.at("reasoning_content").get<std::string>()),
+                        grown(content, reading.at("content").get<std::string>()), calls});
+}
+
+// One step of llama-server's task_result_state::update_chat_msg (tool-call ids as the parser gives them). A step
+// whose parse came back empty, so that llama-server kept the message before it, says so ("kept": true).
 static json stream_step(const std::string & text, bool is_partial, const common_chat_parser_params & params,
                         common_chat_msg & state) {
     common_chat_msg fresh;
@@ -388,58 +621,86 @@ static json stream_step(const std::string & text, bool is_partial, const common_
     }
     json diffs = json::array();
     std::string diff_error;
-    if (!fresh.empty()) {
-        common_chat_msg previous = state;
-        state = fresh;
-        try {
-            diffs = diffs_json(common_chat_msg_diff::compute_diffs(previous, state));
-        } catch (const std::exception & e) {
-            diff_error = describe(e);
-        }
+    if (fresh.empty()) {
+        return {{"reading", message_json(state)}, {"diffs", diffs}, {"diff_error", diff_error}, {"kept", true}};
+    }
+    common_chat_msg previous = state;
+    state = fresh;
+    try {
+        diffs = diffs_json(common_chat_msg_diff::compute_diffs(previous, state));
+    } catch (const std::exception & e) {
+        diff_error = describe(e);
     }
     return {{"reading", message_json(state)}, {"diffs", diffs}, {"diff_error", diff_error}};
 }
 
-static json op_stream(const json & req) {
+// A checked stream request: the handle's parser, the text and its cuts (byte offsets).
+struct stream_job {
+    common_chat_parser_params params;
+    std::string text;
+    std::vector<size_t> cuts;
+};
+
+static stream_job stream_job_of(const json & req) {
     const parser_handle & handle = handle_of(req);
-    const std::string text = text_of(req);
+    stream_job job{handle.params, text_of(req), {}};
     const json & boundaries = field(req, "boundaries");
     if (!boundaries.is_array()) {
         throw request_error("field 'boundaries' must be an array of byte offsets");
     }
-    std::vector<size_t> cuts;
     for (const auto & value : boundaries) {
         if (!value.is_number_unsigned()) {
             throw request_error("boundary " + value.dump() + " is not a non-negative integer");
         }
         size_t cut = value.get<size_t>();
-        if (cut > text.size()) {
+        if (cut > job.text.size()) {
             throw request_error("boundary " + std::to_string(cut) + " is past the end of the text (" +
-                                std::to_string(text.size()) + " bytes)");
+                                std::to_string(job.text.size()) + " bytes)");
         }
-        if (!cuts.empty() && cut <= cuts.back()) {
+        if (!job.cuts.empty() && cut <= job.cuts.back()) {
             throw request_error("boundaries must increase, got " + std::to_string(cut) + " after " +
-                                std::to_string(cuts.back()));
+                                std::to_string(job.cuts.back()));
         }
-        if (cut < text.size() && (((unsigned char) text[cut]) & 0xC0) == 0x80) {
+        if (cut < job.text.size() && (((unsigned char) job.text[cut]) & 0xC0) == 0x80) {
             throw request_error("boundary " + std::to_string(cut) + " splits a UTF-8 sequence");
         }
-        cuts.push_back(cut);
+        job.cuts.push_back(cut);
     }
+    job.params.reasoning_in_content = job.params.reasoning_format == COMMON_REASONING_FORMAT_DEEPSEEK_LEGACY;
+    return job;
+}
 
-    common_chat_parser_params params = handle.params;
-    params.reasoning_in_content = params.reasoning_format == COMMON_REASONING_FORMAT_DEEPSEEK_LEGACY;
+static void write_text(FILE * out, const std::string & text) {
+    std::fwrite(text.data(), 1, text.size(), out);
+}
 
-    common_chat_msg state;
-    if (params.is_continuation && !params.echo) {
-        state = common_chat_parse("", true, params);
+// A stream request's answer, {"steps": [...], "final": {...}, "id": ID} on one line, written a step at a time as
+// each prefix is read: the oracle holds one step, never the whole answer, however many boundaries the reply has.
+// Each step's partial read is written against the one before it (`read_entry`). A failure once the answer has
+// begun (out of memory, a read that is not UTF-8) ends it with {"error": ...} in place of "final".
+static void write_stream(const stream_job & job, const json & id, FILE * out) {
+    write_text(out, "{\"steps\":[");
+    try {
+        common_chat_msg state;
+        if (job.params.is_continuation && !job.params.echo) {
+            state = common_chat_parse("", true, job.params);
+        }
+        json before = nullptr;
+        for (size_t index = 0; index < job.cuts.size(); ++index) {
+            json step = stream_step(job.text.substr(0, job.cuts[index]), true, job.params, state);
+            json reading = std::move(step.at("reading"));
+            step.erase("reading");
+            step["read"] = read_entry(before, reading);
+            before = std::move(reading);
+            write_text(out, (index ? "," : "") + step.dump());
+        }
+        const std::string final_step = stream_step(job.text, false, job.params, state).dump();
+        write_text(out, "],\"final\":" + final_step);
+    } catch (const std::exception & e) {
+        write_text(out, "],\"error\":" + json(describe(e)).dump(-1, ' ', false, json::error_handler_t::replace));
     }
-    json steps = json::array();
-    for (size_t cut : cuts) {
-        steps.push_back(stream_step(text.substr(0, cut), true, params, state));
-    }
-    json final_step = stream_step(text, false, params, state);
-    return {{"steps", steps}, {"final", final_step}};
+    write_text(out, ",\"id\":" + id.dump() + "}\n");
+    std::fflush(out);
 }
 
 // A vocab-only model: a tokenizer GGUF, optionally with added tokens appended as user-defined tokens.
@@ -635,8 +896,8 @@ static json dispatch(const json & req) {
     if (op == "parse") {
         return op_parse(req);
     }
-    if (op == "stream") {
-        return op_stream(req);
+    if (op == "grammar") {
+        return op_grammar(req);
     }
     if (op == "tokenize") {
         return op_tokenize(req);
@@ -651,10 +912,11 @@ static json dispatch(const json & req) {
         std::this_thread::sleep_for(std::chrono::duration<double>(field_or<double>(req, "seconds", 0.0)));
         return json::object();
     }
-    throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, tokenize, detokenize, crash or sleep)");
+    throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, grammar, tokenize, detokenize, crash or sleep)");
 }
 
-static std::string respond(const std::string & line) {
+// Answer one request line on `out`: a stream as it is read, any other op once it is done.
+static void respond(const std::string & line, FILE * out) {
     json id = nullptr;
     json response;
     try {
@@ -663,6 +925,10 @@ static std::string respond(const std::string & line) {
             throw request_error("a request must be a JSON object");
         }
         id = req.contains("id") ? req.at("id") : json(nullptr);
+        if (field_or<std::string>(req, "op", "") == "stream") {
+            write_stream(stream_job_of(req), id, out);
+            return;
+        }
         response = dispatch(req);
     } catch (const json::parse_error & e) {
         response = {{"error", std::string("malformed JSON request: ") + e.what()}};
@@ -672,12 +938,15 @@ static std::string respond(const std::string & line) {
         response = {{"error", "unknown exception"}};
     }
     response["id"] = id;
+    std::string text;
     try {
-        return response.dump();
+        text = response.dump();
     } catch (const json::exception & e) {
         json failure = {{"id", id}, {"error", std::string("llama.cpp produced invalid UTF-8: ") + e.what()}};
-        return failure.dump();
+        text = failure.dump();
     }
+    write_text(out, text + "\n");
+    std::fflush(out);
 }
 
 // llama.cpp's own log (model loading): errors only, to stderr.
@@ -704,10 +973,7 @@ int main() {
         if (line.empty()) {
             continue;
         }
-        std::string out = respond(line);
-        std::fwrite(out.data(), 1, out.size(), protocol);
-        std::fputc('\n', protocol);
-        std::fflush(protocol);
+        respond(line, protocol);
     }
     return 0;
 }
