@@ -9,10 +9,10 @@ from typing import Any
 from chatparity.model import Outcome, Reading, Session, canonical_json, reading_from_json, reading_to_json
 from harness.chunkings import TokenPieces, token_pieces
 from harness.oracle_cache import OracleCache
-from harness.partial_reads import decoded_at, encoded, same
 from harness.stream_resume import Streamed, resume_point
 from oracle.build import source_hash
 from oracle.client import Oracle, OracleCrashed, OracleError, OracleTimeout
+from oracle.partial_reads import decoded_at, encoded, read_entry, same
 from oracle.vocabs import Vocab
 from templates.pins import pin_of, resolve_version
 
@@ -50,11 +50,16 @@ class RenderFailed(Exception):
 
 
 class OracleFailed(Exception):
-    """The oracle crashed or timed out on one request."""
+    """The oracle crashed, timed out or answered with an error on one request."""
 
     def __init__(self, outcome: Outcome, message: str) -> None:
         super().__init__(message)
         self.outcome = outcome
+
+
+class OracleRefused(OracleFailed):
+    """The oracle answered one request with an error (a template it cannot render, a read that ran out of
+    memory): oracle_crashed for that request's rows."""
 
 
 class OracleReads:
@@ -78,6 +83,8 @@ class OracleReads:
             raise OracleFailed(Outcome.ORACLE_TIMEOUT, f"{op}: {error}") from error
         except OracleCrashed as error:
             raise OracleFailed(Outcome.ORACLE_CRASHED, f"{op}: {error}") from error
+        except OracleError as error:
+            raise OracleRefused(Outcome.ORACLE_CRASHED, f"{op}: {error}") from error
 
     def tokens(self, vocab: Vocab, text: str) -> TokenPieces:
         """A reply's token pieces in a vocab, from the cache or llama.cpp's tokenizer; an error answer or pieces
@@ -85,10 +92,7 @@ class OracleReads:
         key = OracleCache.key(self.identity.build_id, self.identity.version, "tokenize", vocab.key(), text)
         found = self.cache.get(key) if self.cache is not None else None
         if found is None:
-            try:
-                tokenization = self.ask("tokenize", vocab, text)
-            except OracleError as error:
-                raise OracleFailed(Outcome.ORACLE_CRASHED, f"tokenize: {error}") from error
+            tokenization = self.ask("tokenize", vocab, text)
             found = {
                 "pieces": [piece.hex() for piece in tokenization.pieces],
                 "special": tokenization.special,
@@ -149,10 +153,8 @@ class OracleSession:
         """The client's Render of the session (a request), keeping its handle."""
         try:
             render = self.reads.ask("render", self.request)
-        except OracleFailed:
-            raise
-        except OracleError as error:
-            return {"error": str(error)}
+        except OracleRefused as error:
+            return {"error": str(error.__cause__)}
         self.handle = render.handle
         return render
 
@@ -205,24 +207,28 @@ class OracleSession:
         if not ends:
             return {}
 
-        return decoded_at(ends, self.cached(("partials", text, list(ends)), lambda: self.streamed(text, ends)))
+        written = self.cached(("partials", text, list(ends)), lambda: self.streamed(text, ends))
+        try:
+            return decoded_at(ends, written)
+        except ValueError as error:
+            raise OracleFailed(Outcome.ORACLE_CRASHED, f"stream: {error}") from error
 
     def streamed(self, text: str, ends: Sequence[int]) -> list[Any]:
         """llama.cpp's partial reads at `ends` as `partial_reads` writes them, streamed on from an earlier stream
         of the session where it read the same first cuts (`stream_resume`), else streamed whole; kept for the
         streams after it (only those llama.cpp streamed: a warm sweep keeps none)."""
 
-        def stream(cuts: Sequence[int]) -> list[Reading]:
-            return self.reads.ask("stream", self.ensure_handle(), text, list(cuts)).partials
+        def stream(cuts: Sequence[int]) -> list[Any]:
+            return self.reads.ask("stream", self.ensure_handle(), text, list(cuts)).written
 
         resume = resume_point(self.streams, text, ends)
         written = None
         if resume is not None:
             asked = stream(ends[resume.at:])
-            if same(asked[0], resume.last):
-                written = [*resume.written, *encoded(asked[1:], before=asked[0])]
+            if same(read_entry(None, asked[0]), resume.last):
+                written = [*resume.written, *asked[1:]]
         if written is None:
-            written = encoded(stream(ends))
+            written = stream(ends)
         self.streams.append(Streamed(text, tuple(ends), written))
         return written
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatparity.model import Reading, common_prefix_length
-from harness.partial_reads import decoded
+from oracle.partial_reads import decoded
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any, Self
 
 from chatparity.model import Message, Reading, Rejection
 from oracle.build import ensure_binary, vocab_path
+from oracle.partial_reads import decoded
 from oracle.vocabs import Vocab
 from templates.pins import resolve_version
 
@@ -64,17 +65,24 @@ class StreamReading:
     As task_result_state::update_chat_msg: a prefix that reads as an empty message keeps the previous snapshot
     (with no diffs); tool-call ids are the parser's own (llama-server would fill empty ones with random ids).
     A prefix whose partial read throws is a Rejection at that boundary (llama-server would end the stream).
+    The partial reads come as `partial_reads` writes them (`written`: each against the read before, so a stream
+    of n boundaries takes about as much memory as its reply, not n readings whole); `partials` reads them all.
     A diff is {"reasoning_content_delta", "content_delta", "tool_call_index" (None when not a call),
     "tool_call_delta": {"name", "arguments", "id"}}. A diff error is what compute_diffs threw at that step
     (llama-server would end the stream there), '' when none.
     """
 
-    partials: list[Reading]
+    written: list[Any]
     diffs: list[list[dict[str, Any]]]
     final: Reading
     final_diffs: list[dict[str, Any]] = field(default_factory=list)
     diff_errors: list[str] = field(default_factory=list)
     final_diff_error: str = ""
+
+    @property
+    def partials(self) -> list[Reading]:
+        """Every partial read, whole."""
+        return decoded(self.written)
 
 
 @dataclass(frozen=True)
@@ -203,7 +211,7 @@ class Oracle:
             if len(steps) != len(boundaries):
                 raise ValueError(f"{len(steps)} steps for {len(boundaries)} boundaries")
             return StreamReading(
-                partials=[reading_of(step["reading"]) for step in steps],
+                written=[step["read"] for step in steps],
                 diffs=[step["diffs"] for step in steps],
                 final=reading_of(final["reading"]),
                 final_diffs=final["diffs"],
@@ -362,10 +370,13 @@ class Oracle:
         return response
 
     def _read_line(self, process: subprocess.Popen[bytes], op: Any, deadline: float) -> bytes:
-        """The next line the child writes before the deadline, or OracleTimeout / OracleCrashed."""
+        """The next line the child writes before the deadline, or OracleTimeout / OracleCrashed (a long line is
+        gathered in pieces, each searched once for its end)."""
         assert process.stdout is not None
         fd = process.stdout.fileno()
-        while b"\n" not in self._buffer:
+        pieces = [self._buffer]
+        end = self._buffer.find(b"\n")
+        while end < 0:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._kill()
@@ -376,8 +387,12 @@ class Oracle:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 raise self._crashed(op)
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
+            pieces.append(chunk)
+            found = chunk.find(b"\n")
+            if found >= 0:
+                end = sum(map(len, pieces)) - len(chunk) + found
+        data = b"".join(pieces)
+        line, self._buffer = data[:end], data[end + 1 :]
         return line
 
     def _crashed(self, op: Any) -> OracleCrashed:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from harness import sweep_command
 
+ROOT = Path(__file__).resolve().parent.parent
 QWEN3 = "Qwen-Qwen3-0.6B.jinja"
 GOOD_LINES = (
     {"id": "drill-thought", "template": QWEN3, "thinking": True, "tools": "auto", "kwargs": {},
@@ -71,3 +75,13 @@ def stamp(out: Path) -> dict[str, Any]:
         return {key: json.loads(value) for key, value in connection.execute("SELECT key, value FROM stamp")}
     finally:
         connection.close()
+
+
+def chatparity(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 300,
+               **popen: object) -> subprocess.CompletedProcess[str]:
+    """`python3 -m chatparity ARGS` in a process of its own, this checkout's modules first on its path; what it
+    printed and its exit status."""
+    paths = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    environment = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(paths)}
+    return subprocess.run([sys.executable, "-m", "chatparity", *args], capture_output=True, text=True,
+                          env=environment, cwd=cwd, timeout=timeout, check=False, **popen)  # type: ignore[call-overload]

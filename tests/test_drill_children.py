@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,7 +13,7 @@ import pytest
 from chatparity.model import Rejection
 from oracle.build import binary_path
 from oracle.client import BINARY_ENV, Oracle, OracleCrashed
-from tests.drill_support import QWEN3, corpus_file, rows, sweep
+from tests.drill_support import QWEN3, chatparity, corpus_file, rows, sweep
 
 STALLS = '''
 import os, sys, time
@@ -44,6 +42,8 @@ for line in sys.stdin.buffer:
             sys.stdout.buffer.write(b"this is not json\\n")
         elif FAULT == "wrong-id":
             sys.stdout.buffer.write(json.dumps({{"id": request["id"] + 1000}}).encode() + b"\\n")
+        elif FAULT == "error":
+            sys.stdout.buffer.write(json.dumps({{"id": request["id"], "error": "std::bad_alloc"}}).encode() + b"\\n")
         elif FAULT == "abort":
             os.abort()
         sys.stdout.flush()
@@ -119,12 +119,11 @@ def test_an_oracle_answering_garbage_costs_one_request(
 
 
 def test_an_oracle_crash_at_render_is_counted_in_the_summary(tmp_path: Path, wrapper: Path) -> None:
-    env = {**os.environ, "DRILL_FAULT": "abort", "DRILL_OP": "render", BINARY_ENV: str(wrapper)}
+    env = {"DRILL_FAULT": "abort", "DRILL_OP": "render", BINARY_ENV: str(wrapper)}
     out = tmp_path / "run"
     argv = ["--corpus", str(corpus_file(tmp_path)), "--templates", QWEN3, "--chunking", "whole",
             "--out", str(out), "--no-oracle-cache", "-n", "0"]
-    done = subprocess.run([sys.executable, "-m", "chatparity", "sweep", *argv], capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=300, check=False)
+    done = chatparity("sweep", *argv, env=env, cwd=tmp_path)
     stored = rows(out)
     assert done.returncode == 1 and len(stored) == 3, done.stderr
     assert {row["outcome"] for row in stored} == {"oracle_crashed"}

@@ -15,7 +15,7 @@ from chatparity.model import Message, Reading, Rejection, ToolCall, reading_to_j
 from corpora import catalog
 from harness.oracle_cache import CACHE_FILE, OracleCache
 from harness.oracle_reads import OracleIdentity, OracleReads
-from harness.partial_reads import decoded, encoded, same
+from oracle.partial_reads import decoded, encoded, same
 
 texts = st.text(alphabet="ab{}\"é🌧 ", max_size=6)
 problems = st.none() | st.tuples(st.sampled_from(["bad_syntax", "cut_off"]))

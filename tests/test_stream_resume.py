@@ -12,7 +12,7 @@ from chatparity.model import Message, Reading, Rejection
 from corpora import catalog
 from harness import oracle_reads
 from harness.oracle_reads import OracleIdentity, OracleReads, OracleSession
-from harness.partial_reads import encoded, same
+from oracle.partial_reads import encoded, same
 from harness.stream_resume import Streamed, resume_point, shared_cuts
 
 TEXT = "<think>rain</think>Il pleut"

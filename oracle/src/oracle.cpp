@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cxxabi.h>
 #include <cstdio>
@@ -377,6 +378,60 @@ static json op_parse(const json & req) {
     return {{"reading", read_once(text_of(req), field_or<bool>(req, "is_partial", false), handle.params)}};
 }
 
+// The code points of the first `bytes` bytes of a UTF-8 text.
+static size_t code_points(const std::string & text, size_t bytes) {
+    size_t count = 0;
+    for (size_t i = 0; i < bytes; ++i) {
+        count += (((unsigned char) text[i]) & 0xC0) != 0x80;
+    }
+    return count;
+}
+
+// A text as [kept, added]: the first `kept` code points of the same text in the read before, then the rest.
+static json grown(const std::string & before, const std::string & after) {
+    const size_t limit = std::min(before.size(), after.size());
+    size_t same = 0;
+    while (same < limit && before[same] == after[same]) {
+        ++same;
+    }
+    while (same > 0 && same < after.size() && (((unsigned char) after[same]) & 0xC0) == 0x80) {
+        --same;
+    }
+    return json::array({code_points(after, same), after.substr(same)});
+}
+
+// One read written against the read before it, as oracle/partial_reads.py writes and reads them: 0 when equal,
+// a rejection as its JSON, else [reasoning, content, calls], each text `grown` from the same text before (from
+// nothing where the read before has none) and each call as [name, arguments, id]. A stream's answer so grows
+// with what its reads add, not with every read whole.
+static json read_entry(const json & before, const json & reading) {
+    if (before == reading) {
+        return 0;
+    }
+    if (reading.contains("rejected")) {
+        return reading;
+    }
+    static const json empty_call = {{"name", ""}, {"arguments", ""}, {"id", ""}};
+    const bool was_message = before.is_object() && before.contains("content");
+    const json no_calls = json::array();
+    const json & old_calls = was_message ? before.at("tool_calls") : no_calls;
+    json calls = json::array();
+    for (size_t i = 0; i < reading.at("tool_calls").size(); ++i) {
+        const json & call = reading.at("tool_calls").at(i);
+        const json & old = i < old_calls.size() ? old_calls.at(i) : empty_call;
+        json written = json::array();
+        for (const char * key : {"name", "arguments", "id"}) {
+            written.push_back(grown(old.at(key).get<std::string>(), call.at(key).get<std::string>()));
+        }
+        calls.push_back(written);
+    }
+    const std::string none;
+    const std::string & reasoning = was_message ? before.at("reasoning_content").get_ref<const std::string &>() : none;
+    const std::string & content = was_message ? before.at("content").get_ref<const std::string &>() : none;
+    return json::array({grown(reasoning, reading.at("reasoning_content").get<std::string>()),
+                        grown(content, reading.at("content").get<std::string>()), calls});
+}
+
 // One step of llama-server's task_result_state::update_chat_msg (tool-call ids as the parser gives them).
 static json stream_step(const std::string & text, bool is_partial, const common_chat_parser_params & params,
                         common_chat_msg & state) {
@@ -400,46 +455,73 @@ static json stream_step(const std::string & text, bool is_partial, const common_
     return {{"reading", message_json(state)}, {"diffs", diffs}, {"diff_error", diff_error}};
 }
 
-static json op_stream(const json & req) {
+// A checked stream request: the handle's parser, the text and its cuts (byte offsets).
+struct stream_job {
+    common_chat_parser_params params;
+    std::string text;
+    std::vector<size_t> cuts;
+};
+
+static stream_job stream_job_of(const json & req) {
     const parser_handle & handle = handle_of(req);
-    const std::string text = text_of(req);
+    stream_job job{handle.params, text_of(req), {}};
     const json & boundaries = field(req, "boundaries");
     if (!boundaries.is_array()) {
         throw request_error("field 'boundaries' must be an array of byte offsets");
     }
-    std::vector<size_t> cuts;
     for (const auto & value : boundaries) {
         if (!value.is_number_unsigned()) {
             throw request_error("boundary " + value.dump() + " is not a non-negative integer");
         }
         size_t cut = value.get<size_t>();
-        if (cut > text.size()) {
+        if (cut > job.text.size()) {
             throw request_error("boundary " + std::to_string(cut) + " is past the end of the text (" +
-                                std::to_string(text.size()) + " bytes)");
+                                std::to_string(job.text.size()) + " bytes)");
         }
-        if (!cuts.empty() && cut <= cuts.back()) {
+        if (!job.cuts.empty() && cut <= job.cuts.back()) {
             throw request_error("boundaries must increase, got " + std::to_string(cut) + " after " +
-                                std::to_string(cuts.back()));
+                                std::to_string(job.cuts.back()));
         }
-        if (cut < text.size() && (((unsigned char) text[cut]) & 0xC0) == 0x80) {
+        if (cut < job.text.size() && (((unsigned char) job.text[cut]) & 0xC0) == 0x80) {
             throw request_error("boundary " + std::to_string(cut) + " splits a UTF-8 sequence");
         }
-        cuts.push_back(cut);
+        job.cuts.push_back(cut);
     }
+    job.params.reasoning_in_content = job.params.reasoning_format == COMMON_REASONING_FORMAT_DEEPSEEK_LEGACY;
+    return job;
+}
 
-    common_chat_parser_params params = handle.params;
-    params.reasoning_in_content = params.reasoning_format == COMMON_REASONING_FORMAT_DEEPSEEK_LEGACY;
+static void write_text(FILE * out, const std::string & text) {
+    std::fwrite(text.data(), 1, text.size(), out);
+}
 
-    common_chat_msg state;
-    if (params.is_continuation && !params.echo) {
-        state = common_chat_parse("", true, params);
+// A stream request's answer, {"steps": [...], "final": {...}, "id": ID} on one line, written a step at a time as
+// each prefix is read: the oracle holds one step, never the whole answer, however many boundaries the reply has.
+// Each step's partial read is written against the one before it (`read_entry`). A failure once the answer has
+// begun (out of memory, a read that is not UTF-8) ends it with {"error": ...} in place of "final".
+static void write_stream(const stream_job & job, const json & id, FILE * out) {
+    write_text(out, "{\"steps\":[");
+    try {
+        common_chat_msg state;
+        if (job.params.is_continuation && !job.params.echo) {
+            state = common_chat_parse("", true, job.params);
+        }
+        json before = nullptr;
+        for (size_t index = 0; index < job.cuts.size(); ++index) {
+            json step = stream_step(job.text.substr(0, job.cuts[index]), true, job.params, state);
+            json reading = std::move(step.at("reading"));
+            step.erase("reading");
+            step["read"] = read_entry(before, reading);
+            before = std::move(reading);
+            write_text(out, (index ? "," : "") + step.dump());
+        }
+        const std::string final_step = stream_step(job.text, false, job.params, state).dump();
+        write_text(out, "],\"final\":" + final_step);
+    } catch (const std::exception & e) {
+        write_text(out, "],\"error\":" + json(describe(e)).dump(-1, ' ', false, json::error_handler_t::replace));
     }
-    json steps = json::array();
-    for (size_t cut : cuts) {
-        steps.push_back(stream_step(text.substr(0, cut), true, params, state));
-    }
-    json final_step = stream_step(text, false, params, state);
-    return {{"steps", steps}, {"final", final_step}};
+    write_text(out, ",\"id\":" + id.dump() + "}\n");
+    std::fflush(out);
 }
 
 // A vocab-only model: a tokenizer GGUF, optionally with added tokens appended as user-defined tokens.
@@ -635,9 +717,6 @@ static json dispatch(const json & req) {
     if (op == "parse") {
         return op_parse(req);
     }
-    if (op == "stream") {
-        return op_stream(req);
-    }
     if (op == "tokenize") {
         return op_tokenize(req);
     }
@@ -654,7 +733,8 @@ static json dispatch(const json & req) {
     throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, tokenize, detokenize, crash or sleep)");
 }
 
-static std::string respond(const std::string & line) {
+// Answer one request line on `out`: a stream as it is read, any other op once it is done.
+static void respond(const std::string & line, FILE * out) {
     json id = nullptr;
     json response;
     try {
@@ -663,6 +743,10 @@ static std::string respond(const std::string & line) {
             throw request_error("a request must be a JSON object");
         }
         id = req.contains("id") ? req.at("id") : json(nullptr);
+        if (field_or<std::string>(req, "op", "") == "stream") {
+            write_stream(stream_job_of(req), id, out);
+            return;
+        }
         response = dispatch(req);
     } catch (const json::parse_error & e) {
         response = {{"error", std::string("malformed JSON request: ") + e.what()}};
@@ -672,12 +756,15 @@ static std::string respond(const std::string & line) {
         response = {{"error", "unknown exception"}};
     }
     response["id"] = id;
+    std::string text;
     try {
-        return response.dump();
+        text = response.dump();
     } catch (const json::exception & e) {
         json failure = {{"id", id}, {"error", std::string("llama.cpp produced invalid UTF-8: ") + e.what()}};
-        return failure.dump();
+        text = failure.dump();
     }
+    write_text(out, text + "\n");
+    std::fflush(out);
 }
 
 // llama.cpp's own log (model loading): errors only, to stderr.
@@ -704,10 +791,7 @@ int main() {
         if (line.empty()) {
             continue;
         }
-        std::string out = respond(line);
-        std::fwrite(out.data(), 1, out.size(), protocol);
-        std::fputc('\n', protocol);
-        std::fflush(protocol);
+        respond(line, protocol);
     }
     return 0;
 }
