@@ -8,6 +8,7 @@ import os
 import sys
 from importlib import metadata
 
+from chatparity.files import FileFault
 from chatparity.model import InputError
 
 COMMANDS = {
@@ -84,8 +85,9 @@ def examples(name: str) -> str:
 
 
 def user_errors() -> tuple[type[Exception], ...]:
-    """The exceptions that mean the input was wrong (printed as one line, exit 2), not a bug."""
-    return (InputError,)
+    """The exceptions that mean the input or the environment was wrong (printed as one line, exit 2), not a bug:
+    a file the command cannot write or read is named with the cause and the remedy."""
+    return (InputError, FileFault)
 
 
 def run(name: str, rest: list[str]) -> int:
