@@ -22,7 +22,7 @@ from harness.parsers import DEFAULT_TIMEOUT
 from harness.profiles import rules_of
 from harness.sources import load_source
 from harness.sweep_config import CONFIG_FILE, SweepConfig
-from harness.sweep_plugin import NOTHING_STORED
+from harness.sweep_plugin import NOTHING_STORED, STDERR_LOG
 from templates.index import load_index
 
 RUNS_DIR = Path("reports") / "runs"
@@ -247,4 +247,7 @@ def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Pat
     if publish is not None:
         print(publish(out))
     print(f"run stored in {out / store.STORE_NAME}; tables in {out / 'report.md'} and {out / 'report.html'}")
+    log = out / f"{STDERR_LOG}.log"
+    if log.is_file():
+        print(f"the parser wrote {log.stat().st_size} bytes to its stderr: {log}")
     return status

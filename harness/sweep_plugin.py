@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pytest
 
+from chatparity.files import replacing
 from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
 from harness import store
 from harness.collector import ReadingCollector
@@ -28,14 +29,17 @@ from harness.sweep_config import CONFIG_FILE, SweepConfig
 PROPERTY = "chatparity"
 DIFFERS = "chatparity_differs"
 NOTHING_STORED = 20
+STDERR_LOG = "parser-stderr"
 CRASHED_WORKER = re.compile(r"worker '[^']*' crashed while running '[^']*'")
 
 
 class SweepState:
-    """One process's view of the sweep: its config, its source, and (lazily) its parser and oracle."""
+    """One process's view of the sweep: its config, its scratch directory, its source, and (lazily) its parser
+    and oracle."""
 
-    def __init__(self, config: SweepConfig) -> None:
+    def __init__(self, config: SweepConfig, scratch: Path) -> None:
         self.config = config
+        self.scratch = scratch
         self.source: Source = load_source(config.source)
         self._parser: ParserUnderTest | None = None
         self._revision: str | None = None
@@ -54,7 +58,8 @@ class SweepState:
         if self._parser is None:
             cache = Path(self.config.oracle_cache) if self.config.oracle_cache else None
             try:
-                self._parser = load_parser(parser_spec(self.config.parser), self.config.timeout, cache)
+                log = self.scratch / f"{STDERR_LOG}-{os.getpid()}.log"
+                self._parser = load_parser(parser_spec(self.config.parser), self.config.timeout, cache, log)
             except Exception as error:
                 raise SweepItemError(
                     f"parser {self.config.parser!r} cannot start: {type(error).__name__}: {error}"
@@ -119,7 +124,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for arg in config.args:
         path = Path(arg.split("::")[0])
         if path.name == CONFIG_FILE and path.exists():
-            state = SweepState(SweepConfig.read(path))
+            state = SweepState(SweepConfig.read(path), path.parent)
             config.stash[STATE] = state
             if hasattr(config, "workerinput"):
                 WATCHDOG.enabled = True
@@ -382,8 +387,22 @@ def write_store(state: SweepState) -> Path:
             state.spool.write(connection)
         finally:
             connection.close()
+        keep_stderr(state.scratch, out)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
     partial.replace(final)
     return final
+
+
+def keep_stderr(scratch: Path, out: Path) -> None:
+    """The parser's stderr logs of every process, one after another, as OUT/parser-stderr.log (none when the
+    parser wrote nothing there)."""
+    logs = sorted(scratch.glob(f"{STDERR_LOG}-*.log"))
+    target = out / f"{STDERR_LOG}.log"
+    if not logs:
+        target.unlink(missing_ok=True)
+        return
+    with replacing(target) as partial, partial.open("wb") as joined:
+        for log in logs:
+            joined.write(log.read_bytes())
