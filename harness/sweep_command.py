@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from chatparity.files import FileFault, fault, remove_stale, temporary_path
 from chatparity.model import Profile
 from corpora.corpus_file import read_corpus
 from harness import chunkings, store
@@ -20,6 +21,7 @@ from harness.oracle_cache import default_directory
 from harness.parser_specs import DEFAULT_PARSER, expectations_directory, parser_spec
 from harness.parsers import DEFAULT_TIMEOUT
 from harness.profiles import rules_of
+from harness.run_directory import RunDirectory
 from harness.sources import load_source
 from harness.sweep_config import CONFIG_FILE, SweepConfig
 from harness.sweep_plugin import NOTHING_STORED, STDERR_LOG
@@ -27,6 +29,7 @@ from templates.index import load_index
 
 RUNS_DIR = Path("reports") / "runs"
 MAX_WORKER_RESTARTS = 1_000_000
+TMPDIR_REMEDY = "the sweep keeps its scratch files there: free space there or point TMPDIR elsewhere"
 
 
 def arguments(prog: str) -> argparse.ArgumentParser:
@@ -214,10 +217,16 @@ class BeforeTheLoop:
 def sweep(config: SweepConfig, options: argparse.Namespace, prepare: Callable[[], object] | None = None) -> int:
     """Run the pytest session of a sweep from a scratch directory (nothing enters --out before the store);
     `prepare` runs in this process once the workers are starting."""
-    scratch = Path(tempfile.mkdtemp(prefix="chatparity-sweep-"))
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix=temporary_path(Path(), "sweep-").name))
+    except OSError as error:
+        raise fault(tempfile.gettempdir(), error, TMPDIR_REMEDY) from None
     try:
         config_file = scratch / CONFIG_FILE
-        config.write(config_file)
+        try:
+            config.write(config_file)
+        except OSError as error:
+            raise fault(scratch, error, TMPDIR_REMEDY) from None
         plugins = [BeforeTheLoop(prepare)] if prepare is not None else []
         return int(pytest.main(pytest_arguments(config_file, options), plugins=plugins))
     finally:
@@ -226,8 +235,9 @@ def sweep(config: SweepConfig, options: argparse.Namespace, prepare: Callable[[]
 
 def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Path], str] | None = None,
          prepare: Callable[[], object] | None = None) -> int:
-    """Parse the flags and run the sweep; `publish` writes the run's reports and returns its summary;
-    `prepare` (getting ready to publish) runs while the workers start."""
+    """Parse the flags and run the sweep, holding its run directory; `publish` writes the run's reports and
+    returns its summary; `prepare` (getting ready to publish) runs while the workers start. Wrong input, and a
+    run directory or a disk that will not take the run, is one line and exit status 2."""
     options = arguments(prog).parse_args(argv)
     try:
         config = make_config(options)
@@ -235,6 +245,18 @@ def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Pat
         for line in str(error).splitlines():
             print(f"{prog}: {line}", file=sys.stderr)
         return 2
+    try:
+        with RunDirectory(Path(config.out)):
+            remove_stale(Path(tempfile.gettempdir()))
+            return swept(config, options, prog, publish, prepare)
+    except FileFault as fault:
+        print(f"{prog}: {fault}", file=sys.stderr)
+        return 2
+
+
+def swept(config: SweepConfig, options: argparse.Namespace, prog: str, publish: Callable[[Path], str] | None,
+          prepare: Callable[[], object] | None) -> int:
+    """Run the sweep, then publish what it stored; its exit status."""
     status = sweep(config, options, prepare)
     out = Path(config.out)
     if status == NOTHING_STORED:

@@ -6,15 +6,19 @@ import gc
 import marshal
 import os
 import re
+import signal
+import sqlite3
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
-from chatparity.files import replacing
+from chatparity.files import FileFault, cause_of, replacing
 from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
+from chatparity.processes import end_with_parent, interrupt_on_term
 from harness import store
 from harness.collector import ReadingCollector
 from harness.oracle_cache import OracleCache
@@ -28,6 +32,7 @@ from harness.sweep_config import CONFIG_FILE, SweepConfig
 
 PROPERTY = "chatparity"
 DIFFERS = "chatparity_differs"
+NO_ROWS = "chatparity_no_rows"
 NOTHING_STORED = 20
 STDERR_LOG = "parser-stderr"
 CRASHED_WORKER = re.compile(r"worker '[^']*' crashed while running '[^']*'")
@@ -48,8 +53,10 @@ class SweepState:
         self.stored: set[str] = set()
         self.revisions: dict[str, str] = {}
         self.lost: dict[str, str] = {}
+        self.empty: dict[str, str] = {}
         self.collected: set[str] = set()
         self.unplanned = ""
+        self.fault: FileFault | None = None
         self.collector = ReadingCollector()
 
     @property
@@ -90,6 +97,9 @@ class SweepState:
         self.spool.add(nodeid, SessionRecord, [payload["session"]])
         self.spool.add(nodeid, Row, payload["rows"])
         self.stored.add(nodeid)
+        if not payload["rows"]:
+            session = payload["session"]
+            self.empty[nodeid] = f"{session['status']}: {session['error']}"
         first = min(self.revisions, default=None)
         if first is None or nodeid < first:
             self.revisions = {nodeid: payload["parser_revision"]}
@@ -120,7 +130,8 @@ def state_of(config: pytest.Config) -> SweepState | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the sweep config named on the command line."""
+    """Read the sweep config named on the command line. A worker ends with the controller that started it (and
+    takes SIGTERM as an interruption, so it stops its parser and oracle first)."""
     for arg in config.args:
         path = Path(arg.split("::")[0])
         if path.name == CONFIG_FILE and path.exists():
@@ -128,6 +139,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[STATE] = state
             if hasattr(config, "workerinput"):
                 WATCHDOG.enabled = True
+                end_with_parent(signal.SIGTERM)
+                interrupt_on_term(forward=False)
             else:
                 config.pluginmanager.register(Controller(state), "chatparity-controller")
 
@@ -219,6 +232,7 @@ class SweepItem(OneLineFailure, pytest.Item):
         }
         self.user_properties.append((PROPERTY, payload_bytes(payload)))
         self.user_properties.append((DIFFERS, not all(row.clean_match for row in result.rows)))
+        self.user_properties.append((NO_ROWS, not result.rows))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Where the item comes from, for pytest's reports."""
@@ -283,8 +297,14 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    """Show sessions with any non-matching row as `D` (differs) in pytest's progress."""
-    if report.when == "call" and report.passed and dict(report.user_properties).get(DIFFERS):
+    """Show sessions with any non-matching row as `D` (differs) in pytest's progress, and sessions that yield no
+    row (llama.cpp cannot render them) as `0`, never as passing."""
+    if report.when != "call" or not report.passed:
+        return None
+    found = dict(report.user_properties)
+    if found.get(NO_ROWS):
+        return "no rows", "0", "NO ROWS"
+    if found.get(DIFFERS):
         return "differs", "D", "DIFFERS"
     return None
 
@@ -294,6 +314,10 @@ class Controller:
 
     def __init__(self, state: SweepState) -> None:
         self.state = state
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """The session, for `stop`."""
+        self.session = session
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The items this process collected (the whole sweep when it runs without workers)."""
@@ -309,12 +333,23 @@ class Controller:
         are missing from the store)."""
         payload = payload_of(report) if report.when == "call" and report.passed else None
         drop_payload(report)
-        if payload is not None:
-            self.state.keep(report.nodeid, payload)
+        if payload is not None and self.state.fault is None:
+            try:
+                self.state.keep(report.nodeid, payload)
+            except (OSError, sqlite3.Error) as error:
+                self.stop(spool_fault(error))
         elif report.failed:
             lines = report.longreprtext.strip().splitlines()
             why = lines[-1] if lines else report.when or ""
             self.state.lost[report.nodeid] = CRASHED_WORKER.sub("its worker process died", why)
+
+    def stop(self, fault: FileFault) -> None:
+        """End the sweep at once: the rows cannot be kept."""
+        self.state.fault = fault
+        self.session.shouldstop = str(fault)
+        scheduler = self.session.config.pluginmanager.getplugin("dsession")
+        if scheduler is not None:
+            scheduler.shouldstop = str(fault)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """Keep why the sweep could not be planned, if it could not."""
@@ -333,23 +368,33 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Workers close their children; the controller writes the store unless the run was interrupted."""
+    """Workers close their children; the controller writes the store unless the run was interrupted or stored
+    no row (a fault that keeps it from writing is one line, exit status 2)."""
     state = state_of(session.config)
     if state is None:
         return
     try:
         if hasattr(session.config, "workerinput"):
             return
+        if state.fault is not None:
+            print(f"\nchatparity sweep: {state.fault}", file=sys.stderr)
+            session.exitstatus = NOTHING_STORED
+            return
         if exitstatus == pytest.ExitCode.INTERRUPTED and not state.unplanned:
             return
         for nodeid in sorted(state.collected - state.stored - set(state.lost)):
             state.lost[nodeid] = "not run"
-        if not state.stored:
+        if state.spool is None or not state.spool.rows:
             why = nothing_ran(state)
             print(f"\nchatparity sweep: {why}; nothing written to {state.config.out}", file=sys.stderr)
             session.exitstatus = NOTHING_STORED
             return
-        write_store(state)
+        try:
+            write_store(state)
+        except FileFault as fault:
+            print(f"\nchatparity sweep: {fault}", file=sys.stderr)
+            session.exitstatus = NOTHING_STORED
+            return
     finally:
         state.close()
     if state.lost:
@@ -360,6 +405,9 @@ def nothing_ran(state: SweepState) -> str:
     """Why a sweep has no rows to store: no session was selected, or every session was lost."""
     if state.unplanned:
         return state.unplanned
+    if state.empty:
+        key = min(state.empty)
+        return f"no session yields a row ({len(state.empty)} sessions; first {key}: {state.empty[key]})"
     if state.lost:
         key = min(state.lost)
         return f"no session ran ({len(state.lost)} lost; first {key}: {state.lost[key]})"
@@ -371,27 +419,28 @@ def nothing_ran(state: SweepState) -> str:
 
 
 def write_store(state: SweepState) -> Path:
-    """Write the run's stamp, sessions and rows into a fresh file and move it over rows.sqlite."""
+    """Write the run's stamp, sessions and rows into a fresh file and move it over rows.sqlite, the parser's
+    stderr beside it; the reports there are marked incomplete first (they describe the run before until they
+    are written again). A FileFault when the file system will not take them (the earlier run stays)."""
     out = Path(state.config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    final = out / store.STORE_NAME
-    partial = out / f"{store.STORE_NAME}.partial-{os.getpid()}"
-    partial.unlink(missing_ok=True)
     revision = next(iter(state.revisions.values()), "")
     assert state.spool is not None
+    final = out / store.STORE_NAME
     try:
-        connection = store.connect(partial)
-        try:
-            lost = [f"{key}: {why}" for key, why in sorted(state.lost.items())]
-            store.write_stamp(connection, make_stamp(state.config, revision, lost))
-            state.spool.write(connection)
-        finally:
-            connection.close()
-        keep_stderr(state.scratch, out)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    partial.replace(final)
+        with replacing(final) as partial:
+            connection = store.connect(partial)
+            try:
+                lost = [f"{key}: {why}" for key, why in sorted(state.lost.items())]
+                store.write_stamp(connection, make_stamp(state.config, revision, lost))
+                state.spool.write(connection)
+            finally:
+                connection.close()
+            keep_stderr(state.scratch, out)
+            store.mark_reports_incomplete(out)
+    except (OSError, sqlite3.Error) as error:
+        cause = cause_of(error) if isinstance(error, OSError) else str(error)
+        raise FileFault(final, cause, "this run's rows are not stored and any earlier run there is untouched: "
+                        "free space (in --out or TMPDIR) or name another --out, then sweep again") from None
     return final
 
 
@@ -406,3 +455,10 @@ def keep_stderr(scratch: Path, out: Path) -> None:
     with replacing(target) as partial, partial.open("wb") as joined:
         for log in logs:
             joined.write(log.read_bytes())
+
+
+def spool_fault(error: OSError | sqlite3.Error) -> FileFault:
+    """A spool that cannot take a session's rows."""
+    cause = cause_of(error) if isinstance(error, OSError) else str(error)
+    return FileFault(Path(tempfile.gettempdir()), f"cannot spool the rows there ({cause})",
+                     "nothing was stored: free space there or point TMPDIR elsewhere, then sweep again")

@@ -10,7 +10,9 @@ from typing import Any
 
 import pandas as pd
 
+from chatparity.files import fault, remove_stale, replacing, write_text
 from chatparity.model import Row, columns
+from harness.store import REPORTS_INCOMPLETE, mark_reports_complete, mark_reports_incomplete
 from reports.coverage import Coverage, coverage, coverage_markdown
 from reports.divergences import Verdict, classify_run
 from reports.failures import write_failures
@@ -75,14 +77,14 @@ GROUP_COLUMNS = [
 
 
 def write_json(path: Path, value: Any) -> Path:
-    """Write deterministic JSON."""
-    path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    """Write deterministic JSON (whole or not at all, as every report file)."""
+    return write_text(path, json.dumps(value, indent=1, ensure_ascii=False) + "\n")
 
 
 def write_csv(path: Path, frame: pd.DataFrame) -> Path:
     """Write a frame as CSV without its index."""
-    frame.to_csv(path, index=False, lineterminator="\n")
+    with replacing(path) as partial:
+        frame.to_csv(partial, index=False, lineterminator="\n")
     return path
 
 
@@ -131,7 +133,7 @@ def report_parts(run: Run, verdict: Verdict, tables: Tables, groups: pd.DataFram
 
 def write_lines(path: Path, lines: Iterable[str]) -> Path:
     """Write `lines` joined by newlines, each as soon as it is made."""
-    with path.open("w", encoding="utf-8") as file:
+    with replacing(path) as partial, partial.open("w", encoding="utf-8") as file:
         for number, line in enumerate(lines):
             file.write(f"\n{line}" if number else line)
     return path
@@ -157,7 +159,14 @@ def publish(run_dir: Path, out: Path | None = None, divergences: Path | None = N
     run = load_run(Path(run_dir), REPORT_COLUMNS)
     verdict = classify_run(run, divergences)
     target = Path(out) if out is not None else run.directory
-    files, besides = write_files(run, verdict, target, beside)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        mark_reports_incomplete(target)
+        files, besides = write_files(run, verdict, target, beside)
+        mark_reports_complete(target)
+    except OSError as error:
+        raise fault(target, error, f"the report files there are marked incomplete ({REPORTS_INCOMPLETE}): free "
+                    f"space or make the directory writable, then `chatparity report {run.directory}`") from None
     return Published(files, summary_text(run, verdict, target / "report.md"), run, verdict, besides)
 
 
@@ -167,7 +176,6 @@ def write_files(run: Run, verdict: Verdict, target: Path,
     returned. A forked child writes the HTML page, the JSON tables, failures.csv and the coverage files while
     this process writes the markdown and the other CSV tables, then runs `beside`, whose error is raised once
     every file is written."""
-    target.mkdir(parents=True, exist_ok=True)
     tables = build_tables(verdict.rows)
     groups = failure_groups(verdict.rows)
 
@@ -179,9 +187,12 @@ def write_files(run: Run, verdict: Verdict, target: Path,
         except Exception as error:  # noqa: BLE001 - raised once the child's files are written too
             return written, None, error
 
-    (text_files, besides, error), page_files = both(
-        here, lambda: write_page_files(run, verdict, tables, groups, target)
-    )
+    try:
+        (text_files, besides, error), page_files = both(
+            here, lambda: write_page_files(run, verdict, tables, groups, target)
+        )
+    finally:
+        remove_stale(target)
     if error is not None:
         raise error
     return text_files + page_files, besides
@@ -192,7 +203,7 @@ def write_text_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.Data
     """Write report.md, summary.md and the count, group, stream and structure CSV tables; return them."""
     written = [target / "report.md", target / "summary.md"]
     write_lines(written[0], report_parts(run, verdict, tables, groups))
-    written[1].write_text(summary_markdown(run, verdict, "report.html"), encoding="utf-8")
+    write_text(written[1], summary_markdown(run, verdict, "report.html"))
     for by, counts in tables.counts.items():
         written.append(write_csv(target / f"counts_by_{by}.csv", counts))
     written.append(write_csv(target / "failure_groups.csv", groups))
@@ -207,7 +218,7 @@ def write_page_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.Data
     them."""
     defects = oracle_defects(run)
     html = target / "report.html"
-    html.write_text(page(run, verdict, tables, defects), encoding="utf-8")
+    write_text(html, page(run, verdict, tables, defects))
     written = [html]
     written.append(
         write_json(
@@ -231,7 +242,7 @@ def write_page_files(run: Run, verdict: Verdict, tables: Tables, groups: pd.Data
         )
     )
     defects_md = target / "oracle_defects.md"
-    defects_md.write_text(defects_markdown(defects, run), encoding="utf-8")
+    write_text(defects_md, defects_markdown(defects, run))
     written.append(defects_md)
     written.append(
         write_json(
@@ -247,7 +258,7 @@ def write_coverage(covered: Coverage, target: Path) -> list[Path]:
     """Write coverage.md, coverage.csv (per template), coverage_families.csv and coverage.json."""
     target.mkdir(parents=True, exist_ok=True)
     markdown = target / "coverage.md"
-    markdown.write_text(coverage_markdown(covered), encoding="utf-8")
+    write_text(markdown, coverage_markdown(covered))
     return [
         markdown,
         write_csv(target / "coverage.csv", covered.templates),

@@ -1,6 +1,6 @@
 """The import graph of the project: no cycles between packages or files, and every import points down the
-layers of architecture.md: chatparity.model, chatparity.compiled and chatparity.files < templates < corpora <
-oracle, reply < harness < reports < the chatparity command line."""
+layers of architecture.md: the bottom (chatparity.model, .compiled, .files, .processes) < templates < corpora
+< oracle, reply < harness < reports < the chatparity command line."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("chatparity", "templates", "corpora", "oracle", "reply", "harness", "reports")
-BOTTOM = ("chatparity.model", "chatparity.compiled", "chatparity.files")
+BOTTOM = ("chatparity.model", "chatparity.compiled", "chatparity.files", "chatparity.processes")
 LAYERS = {
     "chatparity.model": 0,
     "chatparity.compiled": 0,
     "chatparity.files": 0,
+    "chatparity.processes": 0,
     "templates": 1,
     "corpora": 2,
     "oracle": 3,
@@ -113,8 +114,9 @@ def test_imports_point_down_the_layers() -> None:
 
 
 def test_the_bottom_imports_nothing_of_the_project() -> None:
-    """chatparity.model (the shared words), chatparity.compiled (the compiled-template cache) and chatparity.files
-    (files written whole, file faults) are the bottom, importing no project module."""
+    """chatparity.model (the shared words), chatparity.compiled (the compiled-template cache), chatparity.files
+    (files written whole, file faults) and chatparity.processes (how a process ends with others) are the bottom,
+    importing no project module."""
     assert all(graph()[name] == set() for name in BOTTOM)
 
 

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from chatparity.files import FileFault
+from harness.run_directory import RunDirectory
 from reports.divergences import DivergenceFileError
 from reports.publish import publish
 from reports.runs import RunError
@@ -23,9 +25,10 @@ def main(argv: list[str], prog: str) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        published = publish(args.run, args.out, args.divergences)
+        with RunDirectory(args.out or args.run, "--out" if args.out else "RUN"):
+            published = publish(args.run, args.out, args.divergences)
         print(published.summary)
-    except (RunError, DivergenceFileError) as error:
+    except (RunError, DivergenceFileError, FileFault) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
     print("wrote:", *[str(path) for path in published.files], sep="\n  ")
