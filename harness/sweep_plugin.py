@@ -21,7 +21,7 @@ from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
 from chatparity.processes import end_with_parent, interrupt_on_term
 from harness import store
 from harness.collector import ReadingCollector
-from harness.oracle_cache import OracleCache
+from harness.oracle_cache import OracleCache, take_notes
 from harness.oracle_reads import OracleIdentity, OracleReads
 from harness.parser_specs import load_parser, parser_spec
 from harness.parsers import WATCHDOG, deadline_scope
@@ -33,6 +33,7 @@ from harness.sweep_config import CONFIG_FILE, SweepConfig
 PROPERTY = "chatparity"
 DIFFERS = "chatparity_differs"
 NO_ROWS = "chatparity_no_rows"
+NOTES = "chatparity_notes"
 NOTHING_STORED = 20
 STDERR_LOG = "parser-stderr"
 CRASHED_WORKER = re.compile(r"worker '[^']*' crashed while running '[^']*'")
@@ -54,6 +55,7 @@ class SweepState:
         self.revisions: dict[str, str] = {}
         self.lost: dict[str, str] = {}
         self.empty: dict[str, str] = {}
+        self.notes: dict[str, None] = {}
         self.collected: set[str] = set()
         self.unplanned = ""
         self.fault: FileFault | None = None
@@ -225,6 +227,7 @@ class SweepItem(OneLineFailure, pytest.Item):
         with deadline_scope():
             result = runner.run()
         state.oracle.flush()
+        self.user_properties.append((NOTES, take_notes()))
         payload = {
             "session": record_dict(result.session),
             "rows": [record_dict(row) for row in result.rows],
@@ -333,6 +336,9 @@ class Controller:
         are missing from the store)."""
         payload = payload_of(report) if report.when == "call" and report.passed else None
         drop_payload(report)
+        for name, notes in report.user_properties:
+            if name == NOTES:
+                self.state.notes.update(dict.fromkeys(notes))
         if payload is not None and self.state.fault is None:
             try:
                 self.state.keep(report.nodeid, payload)
@@ -376,6 +382,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     try:
         if hasattr(session.config, "workerinput"):
             return
+        for note in [*state.notes, *take_notes()]:
+            print(f"chatparity sweep: warning: {note}", file=sys.stderr)
         if state.fault is not None:
             print(f"\nchatparity sweep: {state.fault}", file=sys.stderr)
             session.exitstatus = NOTHING_STORED
