@@ -36,6 +36,8 @@ NO_ROWS = "chatparity_no_rows"
 NOTES = "chatparity_notes"
 NOTHING_STORED = 20
 STDERR_LOG = "parser-stderr"
+NOTE_LENGTH = 300
+"""The characters of a session's error a one-line message quotes."""
 CRASHED_WORKER = re.compile(r"worker '[^']*' crashed while running '[^']*'")
 
 
@@ -101,7 +103,7 @@ class SweepState:
         self.stored.add(nodeid)
         if not payload["rows"]:
             session = payload["session"]
-            self.empty[nodeid] = f"{session['status']}: {session['error']}"
+            self.empty[nodeid] = " ".join(f"{session['status']}: {session['error']}".split())[:NOTE_LENGTH]
         first = min(self.revisions, default=None)
         if first is None or nodeid < first:
             self.revisions = {nodeid: payload["parser_revision"]}
