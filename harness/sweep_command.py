@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import sqlite3
@@ -18,14 +19,18 @@ from chatparity.model import Profile
 from corpora.corpus_file import read_corpus
 from harness import chunkings, store
 from harness.oracle_cache import default_directory
-from harness.parser_specs import DEFAULT_PARSER, expectations_directory, parser_spec
+from harness.parser_specs import DEFAULT_PARSER, ParserKind, expectations_directory, parser_spec
 from harness.parsers import DEFAULT_TIMEOUT
 from harness.profiles import rules_of
 from harness.run_directory import RunDirectory
 from harness.sources import load_source
 from harness.sweep_config import CONFIG_FILE, SweepConfig
 from harness.sweep_plugin import NOTHING_STORED, STDERR_LOG
+from oracle.build import BuildError, ensure_binary
+from oracle.client import BINARY_ENV
 from templates.index import load_index
+from templates.pins import resolve_version
+from templates.upstream import SourceError
 
 RUNS_DIR = Path("reports") / "runs"
 MAX_WORKER_RESTARTS = 1_000_000
@@ -248,10 +253,25 @@ def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Pat
     try:
         with RunDirectory(Path(config.out)):
             remove_stale(Path(tempfile.gettempdir()))
+            build_oracles(config)
             return swept(config, options, prog, publish, prepare)
-    except FileFault as fault:
+    except (FileFault, BuildError, SourceError) as fault:
         print(f"{prog}: {fault}", file=sys.stderr)
         return 2
+
+
+def build_oracles(config: SweepConfig) -> None:
+    """Build the oracle the sweep reads with (and the one it tests, for `--parser oracle:V`) before its workers
+    start, where the build's progress and directory show (a worker's output is pytest's to capture); nothing
+    when CHATPARITY_ORACLE_BINARY names one."""
+    if os.environ.get(BINARY_ENV):
+        return
+    spec = parser_spec(config.parser)
+    versions = {resolve_version(config.oracle_version)}
+    if spec.kind is ParserKind.ORACLE:
+        versions.add(spec.target)
+    for version in sorted(versions):
+        ensure_binary(version)
 
 
 def swept(config: SweepConfig, options: argparse.Namespace, prog: str, publish: Callable[[Path], str] | None,
