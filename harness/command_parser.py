@@ -137,14 +137,15 @@ class Program:
     def exchange(self, op: str, fields: dict[str, Any]) -> dict[str, Any]:
         """Write one request line and read its answer line, within the timeout; ParserCrashed/ParserTimeout
         (and the program stopped) when none comes back whole."""
-        assert self.process is not None and self.process.stdin is not None
+        process = self.process
+        assert process is not None and process.stdin is not None
         self.next_id += 1
         line = json.dumps({"id": self.next_id, "op": op, **fields}, ensure_ascii=False)
         data = line.encode("utf-8", "surrogatepass") + b"\n"
-        fd = self.process.stdin.fileno()
+        fd = process.stdin.fileno()
         try:
             if self.starting:
-                rest = first_read(fd, data, time.monotonic() + self.timeout, lambda: self.process.poll() is None)
+                rest = first_read(fd, data, time.monotonic() + self.timeout, lambda: process.poll() is None)
                 if rest is None:
                     self.stop()
                     raise ParserTimeout(f"{op}: the parser did not start reading its stdin within {self.timeout:g}s")
@@ -161,7 +162,7 @@ class Program:
             raise ParserCrashed(f"{op}: cannot write to the parser: {error}") from error
         if answer is None:
             try:
-                how = f"exited with status {self.process.wait(timeout=min(1.0, self.timeout))}"
+                how = f"exited with status {process.wait(timeout=min(1.0, self.timeout))}"
             except subprocess.TimeoutExpired:
                 how = "closed its stdout (killed)"
             self.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 LOG_LIMIT = 1 << 20
 """The bytes of stderr a log keeps (what comes after is counted, not kept)."""
@@ -21,11 +21,11 @@ class StderrLog:
         self.left_out = 0
         self.lock = threading.Lock()
 
-    def drain(self, stream: BinaryIO) -> None:
+    def drain(self, stream: IO[bytes]) -> None:
         """Copy `stream` (a program's stderr pipe) into the log until it ends, on a thread of its own."""
         threading.Thread(target=self.copy, args=(stream,), daemon=True).start()
 
-    def copy(self, stream: BinaryIO) -> None:
+    def copy(self, stream: IO[bytes]) -> None:
         """Copy `stream` into the log until it ends, then close it."""
         with stream:
             for chunk in iter(lambda: stream.read1(1 << 16), b""):  # type: ignore[attr-defined]

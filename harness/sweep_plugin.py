@@ -103,10 +103,18 @@ class SweepState:
         self.stored.add(nodeid)
         if not payload["rows"]:
             session = payload["session"]
-            self.empty[nodeid] = " ".join(f"{session['status']}: {session['error']}".split())[:NOTE_LENGTH]
+            why = session["error"] or "no reply of it runs at the chunkings and cases selected"
+            self.empty[nodeid] = " ".join(f"{session['status']}: {why}".split())[:NOTE_LENGTH]
         first = min(self.revisions, default=None)
         if first is None or nodeid < first:
             self.revisions = {nodeid: payload["parser_revision"]}
+
+    def stop_children(self) -> None:
+        """Stop the parser and the oracle this process started (their logs and answers written)."""
+        if self._parser is not None:
+            self._parser.close()
+        if self._oracle is not None:
+            self._oracle.close()
 
     def close(self) -> None:
         """Stop the parser and the oracle this process started, drop the spool, and put the garbage collector
@@ -115,10 +123,7 @@ class SweepState:
         if self.spool is not None:
             self.spool.close()
             self.spool = None
-        if self._parser is not None:
-            self._parser.close()
-        if self._oracle is not None:
-            self._oracle.close()
+        self.stop_children()
 
 
 class SweepItemError(Exception):
@@ -340,7 +345,7 @@ class Controller:
         drop_payload(report)
         for name, notes in report.user_properties:
             if name == NOTES:
-                self.state.notes.update(dict.fromkeys(notes))
+                self.state.notes.update(dict.fromkeys(cast(list[str], notes)))
         if payload is not None and self.state.fault is None:
             try:
                 self.state.keep(report.nodeid, payload)
@@ -399,6 +404,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             print(f"\nchatparity sweep: {why}; nothing written to {state.config.out}", file=sys.stderr)
             session.exitstatus = NOTHING_STORED
             return
+        state.stop_children()
         try:
             write_store(state)
         except FileFault as fault:

@@ -30,6 +30,7 @@ def _run_child(job: Callable[[], U], sender: Connection) -> None:
     """The child's side (ended by the kernel should its parent end first): send the job's result, the OSError
     that stopped it (a full disk, raised as such in the parent), or the traceback of its failure."""
     end_with_parent(signal.SIGKILL)
+    outcome: tuple[str, object]
     try:
         outcome = ("done", job())
     except OSError as error:

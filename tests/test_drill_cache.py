@@ -84,7 +84,8 @@ def test_a_cache_that_cannot_be_written_is_read_and_keeps_nothing_new(tmp_path: 
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(rows(tmp_path / "run")) == 8
     found = warnings(done.stderr)
-    assert found == [f"{cache / CACHE_FILE}: cannot be written ({found[0].split('(', 1)[1].split(')')[0]}); its "
-                     "answers are read but new ones are not kept: free space or make it writable, name another "
-                     "--oracle-cache, or pass --no-oracle-cache"]
+    cause = found[0].split("(", 1)[1].split(")")[0]
+    assert found == [(f"{cache / CACHE_FILE}: cannot be written ({cause}); its answers are read but new ones are "
+                      "not kept: free space or make it writable, name another --oracle-cache, or pass "
+                      "--no-oracle-cache")]
     assert answers(cache) == before

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.command_parser import ANSWER_LIMIT
 from harness.stderr_log import LOG_LIMIT
 from tests.drill_support import chatparity, corpus_file, rows
@@ -73,10 +75,11 @@ def test_a_child_holding_the_parsers_output_ends_with_it(tmp_path: Path) -> None
     assert children and not any(running(pid) for pid in children)
 
 
-def test_the_parsers_stderr_is_kept_in_a_bounded_log_named_in_the_summary(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_the_parsers_stderr_is_kept_in_a_bounded_log_named_in_the_summary(tmp_path: Path, workers: str) -> None:
     noisy = ECHO.format(before="", each='sys.stderr.write(request["op"] + " " + "x" * 300000 + "\\n")')
     parser = program(tmp_path, "parser", noisy)
-    status, out, err = sweep_with(tmp_path, f"cmd:{parser}", "-n", "2")
+    status, out, err = sweep_with(tmp_path, f"cmd:{parser}", "-n", workers)
     log = tmp_path / "run" / "parser-stderr.log"
     assert status in (0, 1), out + err
     assert f"bytes to its stderr: {log}" in out
@@ -88,8 +91,9 @@ def test_the_parsers_stderr_is_kept_in_a_bounded_log_named_in_the_summary(tmp_pa
 def test_an_answer_past_the_size_limit_costs_its_call(tmp_path: Path) -> None:
     huge = ECHO.format(before="", each=(
         'if request["op"] == "parse" and request["text"] == "Hello.":\n'
-        '        print(json.dumps({"id": request["id"], "reading": {"content": "x" * %d}}), flush=True)\n'
-        '        continue' % (ANSWER_LIMIT + 10)))
+        f'        print(json.dumps({{"id": request["id"], "reading": {{"content": "x" * {ANSWER_LIMIT + 10}}}}}), '
+        'flush=True)\n'
+        '        continue'))
     parser = program(tmp_path, "parser", huge)
     status, out, err = sweep_with(tmp_path, f"cmd:{parser}", "-n", "0")
     stored = {row["reply"]: row for row in rows(tmp_path / "run")}

@@ -49,8 +49,8 @@ def test_a_schema_nested_too_deep_is_one_line_naming_the_corpus_line_and_field(
     corpus.write_text(tool_line(weather(nested(levels))) + "\n", encoding="utf-8")
     assert sweep(tmp_path / "run", corpus, tmp_path / "cache") == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"chatparity sweep: {corpus}:1: field 'tool_defs': nests {2 * levels + 4} levels deep; a corpus line's "
-        f"values may nest {MAX_NESTING}"]
+        (f"chatparity sweep: {corpus}:1: field 'tool_defs': nests {2 * levels + 4} levels deep; a corpus line's "
+         f"values may nest {MAX_NESTING}")]
     assert not (tmp_path / "run").exists()
 
 

@@ -143,6 +143,7 @@ def test_diff_git_sweeps_two_revisions_in_a_worktree(
         (repo / package / "__init__.py").write_text("")
     shutil.copy(REPO / "harness" / "store.py", repo / "harness" / "store.py")
     shutil.copy(REPO / "chatparity" / "model.py", repo / "chatparity" / "model.py")
+    shutil.copy(REPO / "chatparity" / "files.py", repo / "chatparity" / "files.py")
     (repo / "chatparity" / "__main__.py").write_text(FAKE_SWEEP)
     (repo / "outcome.txt").write_text("match")
     git(repo, "init", "-q")
