@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from oracle.client import Oracle
+from oracle.build import binary_path, ensure_binary
+from oracle.client import BINARY_ENV, Oracle
 from templates.upstream import ensure_source
 
 WEATHER_TOOL = {
@@ -23,6 +25,17 @@ WEATHER_TOOL = {
         },
     },
 }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def oracle_built(pytestconfig: pytest.Config) -> None:
+    """The oracle binary, built before the first test, past pytest's capture: where it builds and its progress
+    show (a first run downloads and compiles for minutes)."""
+    if os.environ.get(BINARY_ENV) or binary_path().exists():
+        return
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        ensure_binary()
 
 
 @pytest.fixture(scope="session")

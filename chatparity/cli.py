@@ -5,10 +5,14 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import signal
 import sys
 from importlib import metadata
+from typing import Any, TextIO
 
+from chatparity.files import FileFault
 from chatparity.model import InputError
+from chatparity.processes import TERMINATED, interrupt_on_term
 
 COMMANDS = {
     "oracle": ("oracle.commands", "build or describe the llama.cpp oracle"),
@@ -84,8 +88,9 @@ def examples(name: str) -> str:
 
 
 def user_errors() -> tuple[type[Exception], ...]:
-    """The exceptions that mean the input was wrong (printed as one line, exit 2), not a bug."""
-    return (InputError,)
+    """The exceptions that mean the input or the environment was wrong (printed as one line, exit 2), not a bug:
+    a file the command cannot write or read is named with the cause and the remedy."""
+    return (InputError, FileFault)
 
 
 def run(name: str, rest: list[str]) -> int:
@@ -118,18 +123,57 @@ def main(argv: list[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"chatparity: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    try:
-        return run(name, rest)
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    return run(name, rest)
+
+
+class QuietPipe:
+    """The console command's stdout: once the reader of its pipe has gone (`| head`), what is left to print goes
+    to /dev/null and the command carries on, its files written and its exit status its own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        """Print, or drop the text when no one reads it any more."""
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            self.silence()
+            return len(text)
+
+    def flush(self) -> None:
+        """Flush, or drop what is buffered when no one reads it any more."""
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            self.silence()
+
+    def silence(self) -> None:
+        """Send stdout to /dev/null (the buffered text goes there too)."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self.stream.fileno())
+        os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything else as the stream has it."""
+        return getattr(self.stream, name)
 
 
 def entry() -> None:
-    """The console command: `main`, leaving with its status. Everything left is frozen first, so the
-    interpreter's last garbage collection does not walk what the command built (its files are closed by
-    then; the objects are still freed as their references drop)."""
-    status = main()
+    """The console command: `main`, leaving with its status (128 + the signal's number after SIGTERM, once its
+    cleanups ran: SIGTERM is taken as an interruption and passed on to its children). Its stdout may be a pipe
+    closed early. Everything left is frozen first, so the interpreter's last garbage collection does not walk
+    what the command built (its files are closed by then; the objects are still freed as their references
+    drop)."""
+    interrupt_on_term(forward=True)
+    sys.stdout = QuietPipe(sys.stdout)  # type: ignore[assignment]
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        status = 128 + signal.SIGINT
+    if TERMINATED:
+        status = 128 + TERMINATED[0]
+    sys.stdout.flush()
     gc.freeze()
     sys.exit(status)
 

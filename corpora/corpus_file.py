@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,11 @@ from corpora.turns import generation_prompt, opens_thought
 from templates.index import TemplateEntry, load_index
 
 REQUIRED = ("id", "template", "thinking", "tools", "kwargs", "reply", "partial")
+MAX_NESTING = 100
+"""How deep a corpus line's values (a tool's schema, a call's arguments) may nest: enough for any tool, and
+shallow enough for every reader of them (the schema check, jinja2, llama.cpp) to follow."""
+JSON_TOKEN = re.compile(r'"((?:[^"\\]++|\\.)*+)"(\s*:)?|[\[\]{}]')
+"""A JSON string (group 1, with group 2 when it is a key) or a bracket."""
 OPTIONAL = ("messages", "tool_defs", "truth", "note", "exempt", "meant_problems")
 
 
@@ -152,8 +158,31 @@ def not_utf8(data: Any) -> bool:
     return False
 
 
+def deepest(text: str) -> tuple[int, str]:
+    """How deep the values of a JSON line nest (the line's own object is level 0), and the field of the line
+    that nests deepest; found without parsing the line, so a line nested past what a parser can follow is
+    named too."""
+    depth = most = 0
+    field = deepest_field = ""
+    for token in JSON_TOKEN.finditer(text):
+        mark = token.group(0)
+        if mark in "[{":
+            depth += 1
+            if depth - 1 > most:
+                most, deepest_field = depth - 1, field
+        elif mark in "]}":
+            depth -= 1
+        elif token.group(2) and depth == 1:
+            field = token.group(1)
+    return most, deepest_field
+
+
 def read_line(path: Path, number: int, text: str) -> CorpusLine:
     """One corpus line, checked field by field."""
+    depth, field_name = deepest(text)
+    if depth > MAX_NESTING:
+        raise CorpusFileError(path, number, field_name or "(line)",
+                              f"nests {depth} levels deep; a corpus line's values may nest {MAX_NESTING}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:

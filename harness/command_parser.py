@@ -22,7 +22,8 @@ from chatparity.model import (
     StreamRead,
     reading_from_json,
 )
-from oracle.client import write_within
+from harness.stderr_log import StderrLog
+from oracle.client import end_group, first_read, write_within
 
 
 def session_json(session: Session) -> dict[str, Any]:
@@ -54,61 +55,103 @@ def answer_reading(data: Any, what: str) -> Reading:
         raise ParserCrashed(f"malformed {what}: {error}: {json.dumps(data)[:200]}") from error
 
 
-class Program:
-    """The parser's process: a JSON line in, a JSON line out; restarted after a failure."""
+ANSWER_LIMIT = 16 << 20
+"""The bytes an answer line may take: a longer one makes its call parser_crashed (and restarts the program),
+so a parser cannot drive the harness's memory or reports without bound."""
+OVERSIZE = b""
+"""What the pump queues for an answer line past ANSWER_LIMIT (a line read is never empty)."""
 
-    def __init__(self, command: str, timeout: float) -> None:
+
+class Program:
+    """The parser's process: a JSON line in, a JSON line out; restarted after a failure. It runs in a process
+    group of its own, ended whole when the program stops (whatever children it left holding its output); its
+    stderr goes to `log` when given (else to this process's stderr). A request's timeout counts from when the
+    program reads it, so a program's start-up (bounded by a timeout of its own) counts against no request."""
+
+    def __init__(self, command: str, timeout: float, log: StderrLog | None = None) -> None:
         self.argv = shlex.split(command)
         if not self.argv:
             raise ValueError("parser spec 'cmd:': no command given")
         self.timeout = timeout
+        self.log = log
         self.process: subprocess.Popen[bytes] | None = None
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.generation = 0
         self.next_id = 0
+        self.starting = False
 
     def start(self) -> None:
         """Start the process and a thread reading its stdout lines into a queue."""
+        stderr = subprocess.PIPE if self.log is not None else None
         try:
-            self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                            start_new_session=True)
         except OSError as error:
             raise ValueError(f"parser command {shlex.join(self.argv)!r} cannot start: {error}") from error
         assert self.process.stdin is not None
         os.set_blocking(self.process.stdin.fileno(), False)
+        if self.log is not None:
+            assert self.process.stderr is not None
+            self.log.drain(self.process.stderr)
         self.lines = queue.Queue()
         self.generation += 1
+        self.starting = True
         threading.Thread(target=self.pump, args=(self.process, self.lines), daemon=True).start()
 
     @staticmethod
     def pump(process: subprocess.Popen[bytes], lines: queue.Queue[bytes | None]) -> None:
-        """Copy the process's stdout lines to the queue, then None at end of file."""
+        """Copy the process's stdout lines to the queue, then None at end of file (OVERSIZE, and no more, for a
+        line past ANSWER_LIMIT); the pipe is closed here, by its only reader."""
         assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line)
+        with process.stdout:
+            for line in iter(lambda: process.stdout.readline(ANSWER_LIMIT + 1), b""):  # type: ignore[union-attr]
+                if len(line) > ANSWER_LIMIT and not line.endswith(b"\n"):
+                    lines.put(OVERSIZE)
+                    return
+                lines.put(line)
         lines.put(None)
 
     def stop(self) -> None:
-        """Kill the process (the next request starts a new one)."""
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
-            for pipe in (self.process.stdin, self.process.stdout):
-                if pipe is not None:
-                    pipe.close()
-            self.process = None
+        """End the program's process group (the next request starts a new one)."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        end_group(process)
+        if process.stdin is not None:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
 
     def request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """Send one request and return its response; ParserCrashed/ParserTimeout on failure."""
+        """Send one request and return its response (the program started first if it is not running);
+        ParserCrashed/ParserTimeout on failure."""
         if self.process is None or self.process.poll() is not None:
             self.stop()
             self.start()
-        assert self.process is not None and self.process.stdin is not None
+        response = self.exchange(op, fields)
+        if "error" in response:
+            raise ParserCrashed(f"{op}: {response['error']}")
+        return response
+
+    def exchange(self, op: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Write one request line and read its answer line, within the timeout; ParserCrashed/ParserTimeout
+        (and the program stopped) when none comes back whole."""
+        process = self.process
+        assert process is not None and process.stdin is not None
         self.next_id += 1
         line = json.dumps({"id": self.next_id, "op": op, **fields}, ensure_ascii=False)
-        deadline = time.monotonic() + self.timeout
+        data = line.encode("utf-8", "surrogatepass") + b"\n"
+        fd = process.stdin.fileno()
         try:
-            data = line.encode("utf-8", "surrogatepass") + b"\n"
-            if not write_within(self.process.stdin.fileno(), data, deadline):
+            if self.starting:
+                rest = first_read(fd, data, time.monotonic() + self.timeout, lambda: process.poll() is None)
+                if rest is None:
+                    self.stop()
+                    raise ParserTimeout(f"{op}: the parser did not start reading its stdin within {self.timeout:g}s")
+                data, self.starting = rest, False
+            deadline = time.monotonic() + self.timeout
+            if not write_within(fd, data, deadline):
                 raise queue.Empty
             answer = self.lines.get(timeout=max(deadline - time.monotonic(), 0))
         except queue.Empty:
@@ -119,11 +162,14 @@ class Program:
             raise ParserCrashed(f"{op}: cannot write to the parser: {error}") from error
         if answer is None:
             try:
-                how = f"exited with status {self.process.wait(timeout=min(1.0, self.timeout))}"
+                how = f"exited with status {process.wait(timeout=min(1.0, self.timeout))}"
             except subprocess.TimeoutExpired:
                 how = "closed its stdout (killed)"
             self.stop()
             raise ParserCrashed(f"{op}: the parser {how}")
+        if answer is OVERSIZE:
+            self.stop()
+            raise ParserCrashed(f"{op}: answer over {ANSWER_LIMIT} bytes (the limit of an answer line)")
         try:
             response = json.loads(answer)
         except ValueError:
@@ -134,8 +180,6 @@ class Program:
         if not isinstance(response, dict) or response.get("id") != self.next_id:
             self.stop()
             raise ParserCrashed(f"{op}: answer without the request's id {self.next_id}: {answer[:200]!r}")
-        if "error" in response:
-            raise ParserCrashed(f"{op}: {response['error']}")
         return response
 
 
@@ -178,9 +222,9 @@ class CommandReader:
 class CommandParser:
     """A parser program started once per worker and spoken to in JSON lines."""
 
-    def __init__(self, command: str, timeout: float) -> None:
+    def __init__(self, command: str, timeout: float, log: StderrLog | None = None) -> None:
         self.command = command
-        self.program = Program(command, timeout)
+        self.program = Program(command, timeout, log)
         self.answered: dict[str, Any] | None = None
 
     def info(self) -> dict[str, Any]:
@@ -208,5 +252,7 @@ class CommandParser:
         return reader
 
     def close(self) -> None:
-        """Close the program's stdin and stop it."""
+        """Stop the program and close its stderr log."""
         self.program.stop()
+        if self.program.log is not None:
+            self.program.log.close()

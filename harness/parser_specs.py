@@ -15,6 +15,7 @@ from harness.oracle_parser import OracleParser
 from harness.oracle_reads import OracleIdentity, OracleReads
 from harness.parsers import DEFAULT_TIMEOUT, PythonParser
 from harness.specs import import_object
+from harness.stderr_log import StderrLog
 from templates.pins import pin_of, resolve_version
 
 DEFAULT_PARSER = "reply"
@@ -67,14 +68,16 @@ def parser_spec(text: str) -> ParserSpec:
 
 
 def load_parser(
-    spec: ParserSpec, timeout: float = DEFAULT_TIMEOUT, oracle_cache: Path | None = None
+    spec: ParserSpec, timeout: float = DEFAULT_TIMEOUT, oracle_cache: Path | None = None,
+    stderr_log: Path | None = None,
 ) -> ParserUnderTest:
-    """The parser a checked spec names; the oracle reads through `oracle_cache` as the sweep's oracle does."""
+    """The parser a checked spec names; the oracle reads through `oracle_cache` as the sweep's oracle does; a
+    program's stderr goes to `stderr_log` (bounded, `StderrLog`) when given."""
     if spec.kind is ParserKind.ORACLE:
         cache = OracleCache(oracle_cache) if oracle_cache else None
         return OracleParser(OracleReads(OracleIdentity.of(spec.target), cache, timeout))
     if spec.kind is ParserKind.COMMAND:
-        return CommandParser(spec.target, timeout)
+        return CommandParser(spec.target, timeout, StderrLog(stderr_log) if stderr_log else None)
     return PythonParser(spec.target, timeout)
 
 

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from chatparity.files import temporary_path, write_text
 from chatparity.model import (
     STREAM_CHECKS,
     STRUCTURAL_CHECKS,
@@ -26,11 +27,26 @@ from chatparity.model import (
 )
 
 STORE_NAME = "rows.sqlite"
+REPORTS_INCOMPLETE = "REPORTS-INCOMPLETE.txt"
+INCOMPLETE_TEXT = (
+    "The report files in this directory may describe an earlier run than rows.sqlite: their writing did not end.\n"
+    "`chatparity report {run}` writes them all again.\n"
+)
 
 STAMP_SCHEMA = "CREATE TABLE IF NOT EXISTS stamp (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 TABLES: dict[str, type[Record]] = {"sessions": SessionRecord, "rows": Row}
 FAILING_SELECT = "SELECT case_id, chunking, session_id FROM rows WHERE outcome != 'match'"
 FAILING_ORDER = " ORDER BY case_id, chunking"
+
+
+def mark_reports_incomplete(run: Path) -> None:
+    """Mark the report files of a run directory as not (yet) describing its store."""
+    write_text(run / REPORTS_INCOMPLETE, INCOMPLETE_TEXT.format(run=run))
+
+
+def mark_reports_complete(run: Path) -> None:
+    """The report files of a run directory describe its store."""
+    (run / REPORTS_INCOMPLETE).unlink(missing_ok=True)
 
 
 class StoreError(Exception):
@@ -154,7 +170,7 @@ class Spool:
     """
 
     def __init__(self) -> None:
-        handle, name = tempfile.mkstemp(prefix="chatparity-spool-", suffix=".sqlite")
+        handle, name = tempfile.mkstemp(prefix=temporary_path(Path(), "spool-").name, suffix=".sqlite")
         os.close(handle)
         self.file = Path(name)
         self.connection = sqlite3.connect(self.file)
@@ -164,6 +180,7 @@ class Spool:
             names = ", ".join(columns(kind))
             self.connection.execute(f"CREATE TABLE {table} (spool_item, spool_position, {names})")
         self.count = 0
+        self.rows = 0
 
     def add(self, item: str, record_type: type[Record], found: Iterable[Mapping[str, Any]]) -> None:
         """Append one item's records of one type, each given as a mapping of its columns."""
@@ -177,6 +194,7 @@ class Spool:
         with self.connection:
             self.connection.executemany(sql, values)
         self.count += 1
+        self.rows += len(values) if record_type is Row else 0
 
     def write(self, connection: sqlite3.Connection) -> None:
         """Insert every spooled record into the store `connection` (its schema made), in key order: read

@@ -53,22 +53,41 @@ DRAFTS = (jsonschema.Draft202012Validator, jsonschema.Draft7Validator)
 schemas, as Pydantic v1 writes a tuple)."""
 
 
+class Unjudged(Exception):
+    """A check that cannot be made of a reading; the message says why."""
+
+
+def unjudged_schema(name: str) -> Unjudged:
+    """The reason a tool's schema is not checked: it loops or nests deeper than the checker can follow."""
+    return Unjudged(f"arguments_schema not judged: the schema of tool {name!r} loops ($ref) or nests too deep "
+                    "to check")
+
+
 class SchemaCheck:
     """One offered tool's parameters schema, valid in `draft`, as a check of call arguments: each distinct
-    arguments text is checked once."""
+    arguments text is checked once. A schema the checker cannot follow (a $ref loop, a schema nested deeper than
+    Python recurses) makes the check Unjudged."""
 
-    def __init__(self, schema: dict[str, Any], draft: type[Any]) -> None:
+    def __init__(self, name: str, schema: dict[str, Any], draft: type[Any] | None) -> None:
+        self.name = name
         self.schema = schema
         self.draft = draft
-        self.validator = draft(schema)
+        self.validator = draft(schema) if draft is not None else None
         self.found: dict[str, str | None] = {}
 
     def error(self, arguments: str, parsed: dict[str, Any]) -> str | None:
         """Where and how arguments (their text and the JSON object it parses as) break the schema, e.g.
-        "['city']: 1 is not of type 'string'" (None when they fit it)."""
+        "['city']: 1 is not of type 'string'" (None when they fit it); Unjudged when the schema cannot be
+        followed."""
+        if self.validator is None:
+            raise unjudged_schema(self.name)
         if arguments in self.found:
             return self.found[arguments]
-        error = jsonschema.exceptions.best_match(self.validator.iter_errors(parsed))
+        try:
+            error = jsonschema.exceptions.best_match(self.validator.iter_errors(parsed))
+        except RecursionError:
+            self.validator = None
+            raise unjudged_schema(self.name) from None
         found = None
         if error is not None:
             found = "".join(f"[{part!r}]" for part in error.absolute_path) + f": {error.message[:120]}"
@@ -78,19 +97,26 @@ class SchemaCheck:
 
 def tool_schemas(session: Session) -> dict[str, SchemaCheck | None]:
     """The offered tools by name, each with the check of its parameters' JSON schema (None when that is no
-    valid schema in any of DRAFTS, so only the tool's name is checked)."""
+    valid schema in any of DRAFTS, so only the tool's name is checked; a check with no draft when the schema
+    nests too deep to be read, so it is not judged)."""
     schemas: dict[str, SchemaCheck | None] = {}
     for tool in session.tools:
         function = tool.get("function", tool)
+        name = str(function.get("name", ""))
         schema = function.get("parameters") or {"type": "object"}
-        draft = schema_draft(canonical_json(schema))
-        schemas[str(function.get("name", ""))] = None if draft is None else SchemaCheck(schema, draft)
+        try:
+            draft = schema_draft(canonical_json(schema))
+        except RecursionError:
+            schemas[name] = SchemaCheck(name, schema, None)
+            continue
+        schemas[name] = None if draft is None else SchemaCheck(name, schema, draft)
     return schemas
 
 
 @lru_cache(maxsize=1024)
 def schema_draft(schema: str) -> type[Any] | None:
-    """The first of DRAFTS in which a JSON schema (as canonical JSON text) is valid (None: in none)."""
+    """The first of DRAFTS in which a JSON schema (as canonical JSON text) is valid (None: in none);
+    RecursionError when it nests deeper than the checker can follow."""
     for draft in DRAFTS:
         try:
             draft.check_schema(json.loads(schema))
@@ -222,18 +248,22 @@ def check_reading(
         return Structure(problems_agree=found is None, detail=found or "")
     applies = judged(reading, reply, reference)
     wanted = [marker for marker in dict.fromkeys(markers) if marker]
+    schema_break, unjudged = None, ""
+    if applies["arguments_schema"]:
+        try:
+            schema_break = arguments_schema_break(reading.tool_calls, schemas)
+        except Unjudged as reason:
+            applies["arguments_schema"], unjudged = False, str(reason)
     breaks = {
         "arguments_json": arguments_json_break(reading.tool_calls) if applies["arguments_json"] else None,
-        "arguments_schema": arguments_schema_break(reading.tool_calls, schemas)
-        if applies["arguments_schema"]
-        else None,
+        "arguments_schema": schema_break,
         "no_leakage": leakage_break(reading, reply.truth, wanted) if applies["no_leakage"] else None,
         "parallel_order": parallel_order_break(reading, reply) if applies["parallel_order"] else None,
         "problems_agree": reply_problems_break(reading, reply, asked) if applies["problems_agree"] else None,
     }
     return Structure(
         **{check: (breaks[check] is None) if applies[check] else None for check in STRUCTURAL_CHECKS},
-        detail=next((found for found in breaks.values() if found), ""),
+        detail=next((found for found in breaks.values() if found), unjudged),
     )
 
 

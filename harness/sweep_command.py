@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import sqlite3
@@ -13,22 +14,35 @@ from pathlib import Path
 
 import pytest
 
+from chatparity.files import FileFault, fault, remove_stale, temporary_path
 from chatparity.model import Profile
 from corpora.corpus_file import read_corpus
 from harness import chunkings, store
 from harness.known_divergences import DivergenceFileError, divergences_in
 from harness.oracle_cache import default_directory
-from harness.parser_specs import DEFAULT_PARSER, expectations_directory, expectations_path, parser_spec
+from harness.parser_specs import (
+    DEFAULT_PARSER,
+    ParserKind,
+    expectations_directory,
+    expectations_path,
+    parser_spec,
+)
 from harness.parsers import DEFAULT_TIMEOUT
 from harness.policies import PolicyFileError, policies_in
 from harness.profiles import rules_of
+from harness.run_directory import RunDirectory
 from harness.sources import load_source
 from harness.sweep_config import CONFIG_FILE, SweepConfig
-from harness.sweep_plugin import NOTHING_STORED
+from harness.sweep_plugin import NOTHING_STORED, STDERR_LOG
+from oracle.build import BuildError, ensure_binary
+from oracle.client import BINARY_ENV
 from templates.index import load_index
+from templates.pins import resolve_version
+from templates.upstream import SourceError
 
 RUNS_DIR = Path("reports") / "runs"
 MAX_WORKER_RESTARTS = 1_000_000
+TMPDIR_REMEDY = "the sweep keeps its scratch files there: free space there or point TMPDIR elsewhere"
 
 
 def arguments(prog: str) -> argparse.ArgumentParser:
@@ -243,10 +257,16 @@ def sweep(config: SweepConfig, options: argparse.Namespace, prepare: Callable[[]
           plugins: Sequence[object] = ()) -> int:
     """Run the pytest session of a sweep from a scratch directory (nothing enters --out before the store);
     `prepare` runs in this process once the workers are starting; `plugins` join the session."""
-    scratch = Path(tempfile.mkdtemp(prefix="chatparity-sweep-"))
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix=temporary_path(Path(), "sweep-").name))
+    except OSError as error:
+        raise fault(tempfile.gettempdir(), error, TMPDIR_REMEDY) from None
     try:
         config_file = scratch / CONFIG_FILE
-        config.write(config_file)
+        try:
+            config.write(config_file)
+        except OSError as error:
+            raise fault(scratch, error, TMPDIR_REMEDY) from None
         joined = [*plugins, *([BeforeTheLoop(prepare)] if prepare is not None else [])]
         return int(pytest.main(pytest_arguments(config_file, options), plugins=joined))
     finally:
@@ -255,8 +275,10 @@ def sweep(config: SweepConfig, options: argparse.Namespace, prepare: Callable[[]
 
 def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Path], str] | None = None,
          prepare: Callable[[], object] | None = None, plugins: Sequence[object] = ()) -> int:
-    """Parse the flags and run the sweep; `publish` writes the run's reports and returns its summary;
-    `prepare` (getting ready to publish) runs while the workers start; `plugins` join the pytest session."""
+    """Parse the flags and run the sweep, holding its run directory; `publish` writes the run's reports and
+    returns its summary; `prepare` (getting ready to publish) runs while the workers start; `plugins` join the
+    pytest session. Wrong input, and a run directory or a disk that will not take the run, is one line and exit
+    status 2."""
     options = arguments(prog).parse_args(argv)
     try:
         config = make_config(options)
@@ -264,6 +286,33 @@ def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Pat
         for line in str(error).splitlines():
             print(f"{prog}: {line}", file=sys.stderr)
         return 2
+    try:
+        with RunDirectory(Path(config.out)):
+            remove_stale(Path(tempfile.gettempdir()))
+            build_oracles(config)
+            return swept(config, options, prog, publish, prepare, plugins)
+    except (FileFault, BuildError, SourceError) as fault:
+        print(f"{prog}: {fault}", file=sys.stderr)
+        return 2
+
+
+def build_oracles(config: SweepConfig) -> None:
+    """Build the oracle the sweep reads with (and the one it tests, for `--parser oracle:V`) before its workers
+    start, where the build's progress and directory show (a worker's output is pytest's to capture); nothing
+    when CHATPARITY_ORACLE_BINARY names one."""
+    if os.environ.get(BINARY_ENV):
+        return
+    spec = parser_spec(config.parser)
+    versions = {resolve_version(config.oracle_version)}
+    if spec.kind is ParserKind.ORACLE:
+        versions.add(spec.target)
+    for version in sorted(versions):
+        ensure_binary(version)
+
+
+def swept(config: SweepConfig, options: argparse.Namespace, prog: str, publish: Callable[[Path], str] | None,
+          prepare: Callable[[], object] | None, plugins: Sequence[object]) -> int:
+    """Run the sweep, then publish what it stored; its exit status."""
     status = sweep(config, options, prepare, plugins)
     out = Path(config.out)
     if status == NOTHING_STORED:
@@ -276,4 +325,7 @@ def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Pat
     if publish is not None:
         print(publish(out))
     print(f"run stored in {out / store.STORE_NAME}; tables in {out / 'report.md'} and {out / 'report.html'}")
+    log = out / f"{STDERR_LOG}.log"
+    if log.is_file():
+        print(f"the parser wrote {log.stat().st_size} bytes to its stderr: {log}")
     return status

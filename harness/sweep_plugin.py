@@ -6,18 +6,23 @@ import gc
 import marshal
 import os
 import re
+import signal
+import sqlite3
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
+from chatparity.files import FileFault, cause_of, replacing
 from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
+from chatparity.processes import end_with_parent, interrupt_on_term
 from harness import store
 from harness.collector import ReadingCollector
 from harness.known_divergences import KnownDivergences, divergences_in
-from harness.oracle_cache import OracleCache
+from harness.oracle_cache import OracleCache, take_notes
 from harness.oracle_reads import OracleIdentity, OracleReads
 from harness.outcome_labels import failing_label, row_label
 from harness.parser_specs import expectations_path, load_parser, parser_spec
@@ -30,15 +35,22 @@ from harness.sweep_config import CONFIG_FILE, SweepConfig
 
 PROPERTY = "chatparity"
 FAILING = "chatparity_failing"
+NO_ROWS = "chatparity_no_rows"
+NOTES = "chatparity_notes"
 NOTHING_STORED = 20
+STDERR_LOG = "parser-stderr"
+NOTE_LENGTH = 300
+"""The characters of a session's error a one-line message quotes."""
 CRASHED_WORKER = re.compile(r"worker '[^']*' crashed while running '[^']*'")
 
 
 class SweepState:
-    """One process's view of the sweep: its config, its source, and (lazily) its parser and oracle."""
+    """One process's view of the sweep: its config, its scratch directory, its source, and (lazily) its parser
+    and oracle."""
 
-    def __init__(self, config: SweepConfig) -> None:
+    def __init__(self, config: SweepConfig, scratch: Path) -> None:
         self.config = config
+        self.scratch = scratch
         self.source: Source = load_source(config.source)
         self._parser: ParserUnderTest | None = None
         self._identity: tuple[str, str] | None = None
@@ -47,8 +59,11 @@ class SweepState:
         self.stored: set[str] = set()
         self.identities: dict[str, tuple[str, str]] = {}
         self.lost: dict[str, str] = {}
+        self.empty: dict[str, str] = {}
+        self.notes: dict[str, None] = {}
         self.collected: set[str] = set()
         self.unplanned = ""
+        self.fault: FileFault | None = None
         self.collector = ReadingCollector()
         expectations = expectations_path(config.expectations)
         self.policies: Policies = policies_in(expectations)
@@ -60,7 +75,8 @@ class SweepState:
         if self._parser is None:
             cache = Path(self.config.oracle_cache) if self.config.oracle_cache else None
             try:
-                self._parser = load_parser(parser_spec(self.config.parser), self.config.timeout, cache)
+                log = self.scratch / f"{STDERR_LOG}-{os.getpid()}.log"
+                self._parser = load_parser(parser_spec(self.config.parser), self.config.timeout, cache, log)
             except Exception as error:
                 raise SweepItemError(
                     f"parser {self.config.parser!r} cannot start: {type(error).__name__}: {error}"
@@ -91,9 +107,20 @@ class SweepState:
         self.spool.add(nodeid, SessionRecord, [payload["session"]])
         self.spool.add(nodeid, Row, payload["rows"])
         self.stored.add(nodeid)
+        if not payload["rows"]:
+            session = payload["session"]
+            why = session["error"] or "no reply of it runs at the chunkings and cases selected"
+            self.empty[nodeid] = " ".join(f"{session['status']}: {why}".split())[:NOTE_LENGTH]
         first = min(self.identities, default=None)
         if first is None or nodeid < first:
             self.identities = {nodeid: (payload["parser_name"], payload["parser_revision"])}
+
+    def stop_children(self) -> None:
+        """Stop the parser and the oracle this process started (their logs and answers written)."""
+        if self._parser is not None:
+            self._parser.close()
+        if self._oracle is not None:
+            self._oracle.close()
 
     def close(self) -> None:
         """Stop the parser and the oracle this process started, drop the spool, and put the garbage collector
@@ -102,10 +129,7 @@ class SweepState:
         if self.spool is not None:
             self.spool.close()
             self.spool = None
-        if self._parser is not None:
-            self._parser.close()
-        if self._oracle is not None:
-            self._oracle.close()
+        self.stop_children()
 
 
 class SweepItemError(Exception):
@@ -121,14 +145,17 @@ def state_of(config: pytest.Config) -> SweepState | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Read the sweep config named on the command line."""
+    """Read the sweep config named on the command line. A worker ends with the controller that started it (and
+    takes SIGTERM as an interruption, so it stops its parser and oracle first)."""
     for arg in config.args:
         path = Path(arg.split("::")[0])
         if path.name == CONFIG_FILE and path.exists():
-            state = SweepState(SweepConfig.read(path))
+            state = SweepState(SweepConfig.read(path), path.parent)
             config.stash[STATE] = state
             if hasattr(config, "workerinput"):
                 WATCHDOG.enabled = True
+                end_with_parent(signal.SIGTERM)
+                interrupt_on_term(forward=False)
             else:
                 config.pluginmanager.register(Controller(state), "chatparity-controller")
 
@@ -215,6 +242,7 @@ class SweepItem(OneLineFailure, pytest.Item):
         with deadline_scope():
             result = runner.run()
         state.oracle.flush()
+        self.user_properties.append((NOTES, take_notes()))
         payload = {
             "session": record_dict(result.session),
             "rows": [record_dict(row) for row in result.rows],
@@ -223,6 +251,7 @@ class SweepItem(OneLineFailure, pytest.Item):
         }
         self.user_properties.append((PROPERTY, payload_bytes(payload)))
         self.user_properties.append((FAILING, failing_labels(result.rows)))
+        self.user_properties.append((NO_ROWS, not result.rows))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Where the item comes from, for pytest's reports."""
@@ -302,11 +331,16 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
     """Show a session with a row that fails as `F` in pytest's progress (a plugin that knows the parser's
-    baseline shows the rows it records failing alike as `.`), and a session that could not run (lost) as `E`."""
-    if report.when == "call" and report.passed and failing_of(report):
-        return FAILING_STATUS
+    baseline shows the rows it records failing alike as `.`), one that yields no row (llama.cpp cannot render it)
+    as `0`, never as passing, and one that could not run (lost) as `E`."""
     if report.when == "call" and report.failed:
         return LOST_STATUS
+    if report.when != "call" or not report.passed:
+        return None
+    if dict(report.user_properties).get(NO_ROWS):
+        return "no rows", "0", "NO ROWS"
+    if failing_of(report):
+        return FAILING_STATUS
     return None
 
 
@@ -319,6 +353,10 @@ class Controller:
 
     def __init__(self, state: SweepState) -> None:
         self.state = state
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """The session, for `stop`."""
+        self.session = session
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The items this process collected (the whole sweep when it runs without workers)."""
@@ -334,12 +372,26 @@ class Controller:
         are missing from the store)."""
         payload = payload_of(report) if report.when == "call" and report.passed else None
         drop_payload(report)
-        if payload is not None:
-            self.state.keep(report.nodeid, payload)
+        for name, notes in report.user_properties:
+            if name == NOTES:
+                self.state.notes.update(dict.fromkeys(cast(list[str], notes)))
+        if payload is not None and self.state.fault is None:
+            try:
+                self.state.keep(report.nodeid, payload)
+            except (OSError, sqlite3.Error) as error:
+                self.stop(spool_fault(error))
         elif report.failed:
             lines = report.longreprtext.strip().splitlines()
             why = lines[-1] if lines else report.when or ""
             self.state.lost[report.nodeid] = CRASHED_WORKER.sub("its worker process died", why)
+
+    def stop(self, fault: FileFault) -> None:
+        """End the sweep at once: the rows cannot be kept."""
+        self.state.fault = fault
+        self.session.shouldstop = str(fault)
+        scheduler = self.session.config.pluginmanager.getplugin("dsession")
+        if scheduler is not None:
+            scheduler.shouldstop = str(fault)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """Keep why the sweep could not be planned, if it could not."""
@@ -358,23 +410,36 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Workers close their children; the controller writes the store unless the run was interrupted."""
+    """Workers close their children; the controller writes the store unless the run was interrupted or stored
+    no row (a fault that keeps it from writing is one line, exit status 2)."""
     state = state_of(session.config)
     if state is None:
         return
     try:
         if hasattr(session.config, "workerinput"):
             return
+        for note in [*state.notes, *take_notes()]:
+            print(f"chatparity sweep: warning: {note}", file=sys.stderr)
+        if state.fault is not None:
+            print(f"\nchatparity sweep: {state.fault}", file=sys.stderr)
+            session.exitstatus = NOTHING_STORED
+            return
         if exitstatus == pytest.ExitCode.INTERRUPTED and not state.unplanned:
             return
         for nodeid in sorted(state.collected - state.stored - set(state.lost)):
             state.lost[nodeid] = "not run"
-        if not state.stored:
+        if state.spool is None or not state.spool.rows:
             why = nothing_ran(state)
             print(f"\nchatparity sweep: {why}; nothing written to {state.config.out}", file=sys.stderr)
             session.exitstatus = NOTHING_STORED
             return
-        stamp = write_store(state)
+        state.stop_children()
+        try:
+            stamp = write_store(state)
+        except FileFault as fault:
+            print(f"\nchatparity sweep: {fault}", file=sys.stderr)
+            session.exitstatus = NOTHING_STORED
+            return
         for line in idle_chunkings(state.config, stamp["chunking_rows"]):
             print(f"chatparity sweep: {line}", file=sys.stderr)
     finally:
@@ -387,6 +452,9 @@ def nothing_ran(state: SweepState) -> str:
     """Why a sweep has no rows to store: no session was selected, or every session was lost."""
     if state.unplanned:
         return state.unplanned
+    if state.empty:
+        key = min(state.empty)
+        return f"no session yields a row ({len(state.empty)} sessions; first {key}: {state.empty[key]})"
     if state.lost:
         key = min(state.lost)
         return f"no session ran ({len(state.lost)} lost; first {key}: {state.lost[key]})"
@@ -408,25 +476,48 @@ def idle_chunkings(config: SweepConfig, rows: dict[str, int]) -> list[str]:
 
 
 def write_store(state: SweepState) -> dict[str, Any]:
-    """Write the run's stamp, sessions and rows into a fresh file and move it over rows.sqlite; the stamp."""
+    """Write the run's stamp, sessions and rows into a fresh file and move it over rows.sqlite, the parser's
+    stderr beside it; the reports there are marked incomplete first (they describe the run before until they
+    are written again); the stamp. A FileFault when the file system will not take them (the earlier run
+    stays)."""
     out = Path(state.config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    final = out / store.STORE_NAME
-    partial = out / f"{store.STORE_NAME}.partial-{os.getpid()}"
-    partial.unlink(missing_ok=True)
     name, revision = next(iter(state.identities.values()))
     assert state.spool is not None
+    final = out / store.STORE_NAME
     try:
-        connection = store.connect(partial)
-        try:
-            lost = [f"{key}: {why}" for key, why in sorted(state.lost.items())]
-            state.spool.write(connection)
-            stamp = make_stamp(state.config, name, revision, lost, store.rows_per_chunking(connection))
-            store.write_stamp(connection, stamp)
-        finally:
-            connection.close()
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    partial.replace(final)
+        with replacing(final) as partial:
+            connection = store.connect(partial)
+            try:
+                lost = [f"{key}: {why}" for key, why in sorted(state.lost.items())]
+                state.spool.write(connection)
+                stamp = make_stamp(state.config, name, revision, lost, store.rows_per_chunking(connection))
+                store.write_stamp(connection, stamp)
+            finally:
+                connection.close()
+            keep_stderr(state.scratch, out)
+            store.mark_reports_incomplete(out)
+    except (OSError, sqlite3.Error) as error:
+        cause = cause_of(error) if isinstance(error, OSError) else str(error)
+        raise FileFault(final, cause, "this run's rows are not stored and any earlier run there is untouched: "
+                        "free space (in --out or TMPDIR) or name another --out, then sweep again") from None
     return stamp
+
+
+def keep_stderr(scratch: Path, out: Path) -> None:
+    """The parser's stderr logs of every process, one after another, as OUT/parser-stderr.log (none when the
+    parser wrote nothing there)."""
+    logs = sorted(scratch.glob(f"{STDERR_LOG}-*.log"))
+    target = out / f"{STDERR_LOG}.log"
+    if not logs:
+        target.unlink(missing_ok=True)
+        return
+    with replacing(target) as partial, partial.open("wb") as joined:
+        for log in logs:
+            joined.write(log.read_bytes())
+
+
+def spool_fault(error: OSError | sqlite3.Error) -> FileFault:
+    """A spool that cannot take a session's rows."""
+    cause = cause_of(error) if isinstance(error, OSError) else str(error)
+    return FileFault(Path(tempfile.gettempdir()), f"cannot spool the rows there ({cause})",
+                     "nothing was stored: free space there or point TMPDIR elsewhere, then sweep again")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from chatparity.files import fault
 from templates.pins import pin_of, resolve_version
 from templates.upstream import cache_lock, ensure_source, version_dir
 
@@ -87,12 +88,21 @@ def python_ninja() -> str | None:
     return str(path) if path.exists() else None
 
 
-def ensure_binary(version: str | None = None, log: TextIO = sys.stderr) -> Path:
-    """The oracle binary for a version, built on first use (progress goes to `log`)."""
+def ensure_binary(version: str | None = None, log: TextIO | None = None) -> Path:
+    """The oracle binary for a version, built on first use: where it builds, and its progress, go to `log`
+    (stderr as it is when called, by default). A cache directory that cannot be made is a FileFault."""
+    log = log or sys.stderr
     version = resolve_version(version)
     path = binary_path(version)
     if path.exists():
         return path
+    where = version_dir(version)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise fault(where, error, "set XDG_CACHE_HOME (or HOME) to a directory this user can write") from None
+    print(f"chatparity: the llama.cpp oracle of llama-cpp-python {version} is not built yet; building it in "
+          f"{where} (the first build downloads a 76 MB sdist and compiles for several minutes)", file=log, flush=True)
     with cache_lock(f"build-{version}"):
         if not path.exists():
             build(version, path, log)
@@ -116,7 +126,7 @@ def build(version: str, destination: Path, log: TextIO) -> None:
     stage = version_dir(version) / "oracle-src"
     tree = version_dir(version) / "build"
     stage_sources(stage)
-    print(f"chatparity: configuring the oracle build for llama-cpp-python {version} in {tree}", file=log)
+    print(f"chatparity: configuring the oracle build for llama-cpp-python {version} in {tree}", file=log, flush=True)
     configure = [tools.cmake, "-S", str(stage), "-B", str(tree)]
     if not (tree / "CMakeCache.txt").exists():
         configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={tools.ninja}", f"-DCMAKE_CXX_COMPILER={tools.cxx}",
@@ -129,14 +139,14 @@ def build(version: str, destination: Path, log: TextIO) -> None:
         f"-DCHATPARITY_BUILD_ID={destination.parent.name}",
     ]
     run_step("cmake configure", configure, log, show_progress=False)
-    print("chatparity: building the oracle (the first build of llama.cpp takes several minutes)", file=log)
+    print("chatparity: building the oracle (the first build of llama.cpp takes several minutes)", file=log, flush=True)
     ninja = configured_ninja(tree) or tools.ninja
     run_step("ninja", [ninja, "-C", str(tree), TARGET], log, show_progress=True)
     destination.parent.mkdir(parents=True, exist_ok=True)
     partial = destination.with_suffix(".partial")
     shutil.copy2(tree / TARGET, partial)
     partial.replace(destination)
-    print(f"chatparity: oracle installed at {destination}", file=log)
+    print(f"chatparity: oracle installed at {destination}", file=log, flush=True)
 
 
 def configured_ninja(tree: Path) -> str | None:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import collections
+import fcntl
 import itertools
 import json
 import os
 import select
 import signal
+import struct
 import subprocess
+import termios
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +29,8 @@ from templates.pins import resolve_version
 STDERR_TAIL_LINES = 20
 BINARY_ENV = "CHATPARITY_ORACLE_BINARY"
 CHILD_HANDLES_KEPT = 2048
+STARTUP_POLL = 0.01
+"""Seconds between looks at whether a process that has just started reads its first request."""
 
 
 class OracleError(RuntimeError):
@@ -121,6 +126,11 @@ class GrammarVerdict:
         verdict, _, at = head.partition(" @")
         return cls(verdict, int(at) if at else None, int(start) if start else None)
 
+    @property
+    def partials(self) -> list[Reading]:
+        """Every partial read, whole."""
+        return decoded(self.written)
+
 
 @dataclass(frozen=True)
 class Tokenization:
@@ -166,6 +176,40 @@ def write_within(fd: int, data: bytes, deadline: float) -> bool:
     return True
 
 
+def queued(fd: int) -> int:
+    """The bytes written to a pipe that its reader has not read yet (0 where the system does not tell)."""
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except OSError:
+        return 0
+
+
+def first_read(fd: int, data: bytes, limit: float, running: Callable[[], bool]) -> bytes | None:
+    """Write what a non-blocking pipe takes of `data`, the first request to a process that has just started, and
+    wait until the monotonic `limit` for the process to start reading it: its start-up, which no request's
+    timeout counts. What is left of `data` to write (also when the process ended meanwhile, which the answer
+    shows), or None when it never started reading."""
+    try:
+        data = data[os.write(fd, data) :]
+    except BlockingIOError:
+        pass
+    pending = queued(fd)
+    while pending and queued(fd) >= pending and running():
+        if time.monotonic() > limit:
+            return None
+        time.sleep(STARTUP_POLL)
+    return data
+
+
+def end_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill a child started in a process group of its own, with whatever that group holds, and reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
 def byte_offsets(text: str, boundaries: list[int]) -> list[int]:
     """Code-point offsets into `text` as UTF-8 byte offsets (which never fall inside a sequence)."""
     previous = -1
@@ -197,6 +241,7 @@ class Oracle:
         self._render_requests: dict[int, dict[str, Any]] = {}
         self._child_handles: dict[int, int] = {}
         self._stderr_thread: threading.Thread | None = None
+        self._starting = False
         self._lock = threading.RLock()
 
     def __enter__(self) -> Self:
@@ -331,8 +376,8 @@ class Oracle:
             try:
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                pass
+            end_group(process)
             if process.stdout is not None:
                 process.stdout.close()
 
@@ -357,6 +402,7 @@ class Oracle:
         env = {**os.environ, "TZ": "UTC"}
         process = subprocess.Popen(
             [str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+            start_new_session=True,
         )
         assert process.stdin is not None
         os.set_blocking(process.stdin.fileno(), False)
@@ -364,6 +410,7 @@ class Oracle:
         self._stderr_thread = threading.Thread(target=self._drain_stderr, args=(process,), daemon=True)
         self._stderr_thread.start()
         self._process = process
+        self._starting = True
         self._buffer = b""
         self._child_handles.clear()
         return process
@@ -376,13 +423,11 @@ class Oracle:
                 self._stderr_tail.append(line.decode("utf-8", "replace").rstrip())
 
     def _kill(self) -> None:
-        """Kill the child, if any, and forget its handles."""
+        """Kill the child's process group (a wrapper's children too), if any, and forget its handles."""
         process, self._process = self._process, None
         self._child_handles.clear()
         if process is not None:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
+            end_group(process)
             for stream in (process.stdin, process.stdout):
                 if stream is not None:
                     try:
@@ -397,9 +442,17 @@ class Oracle:
         op = payload.get("op")
         line = json.dumps({**payload, "id": request_id}, ensure_ascii=False).encode("utf-8", "surrogatepass")
         assert process.stdin is not None and process.stdout is not None
-        deadline = time.monotonic() + self.timeout
+        data, fd = line + b"\n", process.stdin.fileno()
         try:
-            written = write_within(process.stdin.fileno(), line + b"\n", deadline)
+            if self._starting:
+                rest = first_read(fd, data, time.monotonic() + self.timeout, lambda: process.poll() is None)
+                if rest is None:
+                    self._kill()
+                    raise OracleTimeout(f"oracle did not start reading its {op!r} request within "
+                                        f"{self.timeout:g}s; the oracle was restarted")
+                data, self._starting = rest, False
+            deadline = time.monotonic() + self.timeout
+            written = write_within(fd, data, deadline)
         except OSError:
             raise self._crashed(op) from None
         if not written:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from chatparity.files import fault, remove_stale, replacing
 from chatparity.model import Kind, Outcome
 from harness.chunkings import validate as validate_chunking
 from harness.labels import DEFECT
@@ -205,8 +206,8 @@ def run_outcomes(run: Run) -> pd.DataFrame:
 def write_baseline(directory: Path, baseline: Baseline) -> None:
     """Write a baseline: a line per case and outcome with its chunkings, sorted by template, mode, origin and
     shape so an accepted change reviews as plain lines; byte-stable; gzip-compressed (outcomes.csv.gz) for a
-    profile of COMPRESSED_PROFILES."""
-    directory.mkdir(parents=True, exist_ok=True)
+    profile of COMPRESSED_PROFILES. Both files are written whole before either replaces its old one, so a
+    fault (a full disk, a read-only directory) leaves the old baseline as it was: a FileFault."""
     lines = (
         baseline.outcomes.groupby([*INFO, "case_id", "outcome"], sort=True)["chunking"]
         .apply(lambda chunkings: " ".join(sorted(chunkings, key=chunking_key)))
@@ -216,11 +217,17 @@ def write_baseline(directory: Path, baseline: Baseline) -> None:
     text = lines[FILE_COLUMNS].to_csv(index=False, lineterminator="\n").encode("utf-8")
     compressed = baseline.stamp.get("profile") in COMPRESSED_PROFILES
     written, other = (COMPRESSED_OUTCOMES, OUTCOMES) if compressed else (OUTCOMES, COMPRESSED_OUTCOMES)
-    (directory / written).write_bytes(gzip.compress(text, compresslevel=9, mtime=0) if compressed else text)
-    (directory / other).unlink(missing_ok=True)
-    (directory / STAMP).write_text(
-        json.dumps(baseline.stamp, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    data = gzip.compress(text, compresslevel=9, mtime=0) if compressed else text
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        remove_stale(directory)
+        with replacing(directory / written) as outcomes, replacing(directory / STAMP) as stamp:
+            outcomes.write_bytes(data)
+            stamp.write_text(json.dumps(baseline.stamp, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        (directory / other).unlink(missing_ok=True)
+    except OSError as error:
+        raise fault(directory, error, "the baseline there is unchanged: free space or make the directory "
+                    "writable, then run `gate --update` again") from None
 
 
 def baseline_stamp(run: Run) -> dict[str, object]:

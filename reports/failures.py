@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from chatparity.files import replacing
 from harness.outcome_labels import LABEL_COLUMNS
 from reports.groups import per_distinct
 from reports.show import show_command
@@ -46,7 +47,7 @@ def failure_lines(rows: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
 def write_failures(path: Path, rows: pd.DataFrame, run_dir: Path, piece_rows: int = PIECE_ROWS) -> Path:
     """Write failures.csv for a classified run's rows, `piece_rows` lines at a time."""
     index = failing_index(rows)
-    with path.open("w", encoding="utf-8", newline="") as file:
+    with replacing(path) as partial, partial.open("w", encoding="utf-8", newline="") as file:
         if index.empty:
             pd.DataFrame(columns=COLUMNS).to_csv(file, index=False, lineterminator="\n")
         for start in range(0, len(index), piece_rows):

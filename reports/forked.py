@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import threading
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import TypeVar
+
+from chatparity.processes import end_with_parent
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -24,9 +27,14 @@ def fork_is_safe() -> bool:
 
 
 def _run_child(job: Callable[[], U], sender: Connection) -> None:
-    """The child's side: send the job's result, or the traceback of its failure."""
+    """The child's side (ended by the kernel should its parent end first): send the job's result, the OSError
+    that stopped it (a full disk, raised as such in the parent), or the traceback of its failure."""
+    end_with_parent(signal.SIGKILL)
+    outcome: tuple[str, object]
     try:
         outcome = ("done", job())
+    except OSError as error:
+        outcome = ("os", error)
     except BaseException:  # noqa: BLE001 - whatever ends the job is sent to the parent, which raises it
         outcome = ("failed", traceback.format_exc())
     sender.send(outcome)
@@ -58,6 +66,8 @@ def both(here: Callable[[], T], there: Callable[[], U]) -> tuple[T, U]:
         child.join()
     if kind == "died":
         raise ForkedJobError(f"the forked child ended (exit code {child.exitcode}) before its job did")
+    if kind == "os":
+        raise value
     if kind == "failed":
         raise ForkedJobError(f"the forked child's job failed:\n{value}")
     return mine, value

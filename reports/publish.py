@@ -10,7 +10,9 @@ from typing import Any
 
 import pandas as pd
 
+from chatparity.files import fault, remove_stale, replacing, write_text
 from chatparity.model import Row, columns
+from harness.store import REPORTS_INCOMPLETE, mark_reports_complete, mark_reports_incomplete
 from reports.ci import sweep_judgement
 from reports.coverage import Coverage, coverage, coverage_markdown
 from reports.defects_markdown import defects_markdown
@@ -83,14 +85,14 @@ GROUP_COLUMNS = [
 
 
 def write_json(path: Path, value: Any) -> Path:
-    """Write deterministic JSON."""
-    path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    """Write deterministic JSON (whole or not at all, as every report file)."""
+    return write_text(path, json.dumps(value, indent=1, ensure_ascii=False) + "\n")
 
 
 def write_csv(path: Path, frame: pd.DataFrame) -> Path:
     """Write a frame as CSV without its index."""
-    frame.to_csv(path, index=False, lineterminator="\n")
+    with replacing(path) as partial:
+        frame.to_csv(partial, index=False, lineterminator="\n")
     return path
 
 
@@ -176,7 +178,7 @@ def report_parts(run: Run, verdict: Verdict, judgement: Judgement, tables: Table
 
 def write_lines(path: Path, lines: Iterable[str]) -> Path:
     """Write `lines` joined by newlines, each as soon as it is made."""
-    with path.open("w", encoding="utf-8") as file:
+    with replacing(path) as partial, partial.open("w", encoding="utf-8") as file:
         for number, line in enumerate(lines):
             file.write(f"\n{line}" if number else line)
     return path
@@ -201,7 +203,14 @@ def publish(run_dir: Path, out: Path | None = None) -> Published:
     verdict = classify_run(run)
     judgement = sweep_judgement(run, verdict)
     target = Path(out) if out is not None else run.directory
-    files = write_files(run, verdict, judgement, target)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        mark_reports_incomplete(target)
+        files = write_files(run, verdict, judgement, target)
+        mark_reports_complete(target)
+    except OSError as error:
+        raise fault(target, error, f"the report files there are marked incomplete ({REPORTS_INCOMPLETE}): free "
+                    f"space or make the directory writable, then `chatparity report {run.directory}`") from None
     defects = json.loads((target / "oracle_defects.json").read_text(encoding="utf-8"))["summary"]
     summary = summary_text(run, verdict, judgement, str(target / "report.md"), summary_line(defects))
     return Published(files, summary, run, verdict, judgement)
@@ -211,13 +220,15 @@ def write_files(run: Run, verdict: Verdict, judgement: Judgement, target: Path) 
     """Write all report files of a judged run into `target` and return them: a forked child writes the HTML
     page, the JSON tables, failures.csv and the coverage files while this process writes the markdown and the
     other CSV tables."""
-    target.mkdir(parents=True, exist_ok=True)
     tables = build_tables(verdict.rows)
     groups = failure_groups(verdict.rows)
-    text_files, page_files = both(
-        lambda: write_text_files(run, verdict, judgement, tables, groups, target),
-        lambda: write_page_files(run, verdict, judgement, tables, groups, target),
-    )
+    try:
+        text_files, page_files = both(
+            lambda: write_text_files(run, verdict, judgement, tables, groups, target),
+            lambda: write_page_files(run, verdict, judgement, tables, groups, target),
+        )
+    finally:
+        remove_stale(target)
     return text_files + page_files
 
 
@@ -226,7 +237,7 @@ def write_text_files(run: Run, verdict: Verdict, judgement: Judgement, tables: T
     """Write report.md, summary.md and the count, group, stream and structure CSV tables; return them."""
     written = [target / "report.md", target / "summary.md"]
     write_lines(written[0], report_parts(run, verdict, judgement, tables, groups))
-    written[1].write_text(summary_markdown(run, verdict, judgement, "report.html"), encoding="utf-8")
+    write_text(written[1], summary_markdown(run, verdict, judgement, "report.html"))
     for by, counts in tables.counts.items():
         written.append(write_csv(target / f"counts_by_{by}.csv", counts))
     written.append(write_csv(target / "failure_groups.csv", groups))
@@ -242,7 +253,7 @@ def write_page_files(run: Run, verdict: Verdict, judgement: Judgement, tables: T
     defects = oracle_defects(run)
     html = target / "report.html"
     policies = expectations_of(run.stamp).policies
-    html.write_text(page(run, verdict, judgement, tables, defects, policies), encoding="utf-8")
+    write_text(html, page(run, verdict, judgement, tables, defects, policies))
     written = [html]
     written.append(
         write_json(
@@ -271,7 +282,7 @@ def write_page_files(run: Run, verdict: Verdict, judgement: Judgement, tables: T
         )
     )
     defects_md = target / "oracle_defects.md"
-    defects_md.write_text(defects_markdown(defects, run), encoding="utf-8")
+    write_text(defects_md, defects_markdown(defects, run))
     written.append(defects_md)
     written.append(write_json(target / "oracle_defects.json", defects.to_json()))
     written.append(write_failures(target / "failures.csv", verdict.rows, run.directory))
@@ -282,7 +293,7 @@ def write_coverage(covered: Coverage, target: Path) -> list[Path]:
     """Write coverage.md, coverage.csv (per template), coverage_families.csv and coverage.json."""
     target.mkdir(parents=True, exist_ok=True)
     markdown = target / "coverage.md"
-    markdown.write_text(coverage_markdown(covered), encoding="utf-8")
+    write_text(markdown, coverage_markdown(covered))
     return [
         markdown,
         write_csv(target / "coverage.csv", covered.templates),

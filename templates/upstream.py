@@ -67,7 +67,8 @@ def ensure_sdist(version: str) -> Path:
     path = sdist_path(version)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        print(f"chatparity: downloading llama-cpp-python=={version} sdist from PyPI", file=sys.stderr)
+        print(f"chatparity: downloading the llama-cpp-python=={version} sdist from PyPI into {path.parent}",
+              file=sys.stderr, flush=True)
         with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
             command = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
                        "--dest", tmp, f"llama-cpp-python=={version}"]

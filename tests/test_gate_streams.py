@@ -13,10 +13,10 @@ import pytest
 
 from chatparity import cli
 from reports.diff import Change, classify_change
-from reports.statuses import STREAM_CHECKS
 from reports.divergences import classify_run
 from reports.judgement import judge
 from reports.runs import load_run
+from reports.statuses import STREAM_CHECKS
 from reports.summary import summary_markdown, summary_text, totals
 from tests.drill_support import GOOD_LINES, OTHER_PARSER, QWEN3, streamed_sweep
 

@@ -97,7 +97,7 @@ def test_rows_an_entry_explains_are_the_parsers_policy_and_the_entry_is_not_stal
 def test_an_entry_that_explains_nothing_is_stale_where_it_selects_rows_or_the_run_is_complete(
     tmp_path: Path,
 ) -> None:
-    selecting = classified(tmp_path, "a", f'[[divergence]]\ntemplate = "b.*"\nkind = "calls"\n'
+    selecting = classified(tmp_path, "a", '[[divergence]]\ntemplate = "b.*"\nkind = "calls"\n'
                                           'name = "idle"\nreason = "r"\nundecidable = "u"\n')
     assert [entry.name for entry in selecting.stale] == ["idle"]
     gone = f'[[divergence]]\ntemplate = "gone.jinja"\nkind = "calls"\n{ENTRY}'.replace("lost-calls", "gone")

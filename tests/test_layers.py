@@ -1,6 +1,6 @@
 """The import graph of the project: no cycles between packages or files, and every import points down the
-layers of architecture.md: chatparity.model and chatparity.compiled < templates < corpora < oracle, reply < harness < reports <
-the chatparity command line."""
+layers of architecture.md: the bottom (chatparity.model, .compiled, .files, .processes) < templates < corpora
+< oracle, reply < harness < reports < the chatparity command line."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("chatparity", "templates", "corpora", "oracle", "reply", "harness", "reports")
-BOTTOM = ("chatparity.model", "chatparity.compiled")
+BOTTOM = ("chatparity.model", "chatparity.compiled", "chatparity.files", "chatparity.processes")
 LAYERS = {
     "chatparity.model": 0,
     "chatparity.compiled": 0,
+    "chatparity.files": 0,
+    "chatparity.processes": 0,
     "templates": 1,
     "corpora": 2,
     "oracle": 3,
@@ -112,7 +114,8 @@ def test_imports_point_down_the_layers() -> None:
 
 
 def test_the_bottom_imports_nothing_of_the_project() -> None:
-    """chatparity.model (the shared words) and chatparity.compiled (the compiled-template cache) are the bottom,
+    """chatparity.model (the shared words), chatparity.compiled (the compiled-template cache), chatparity.files
+    (files written whole, file faults) and chatparity.processes (how a process ends with others) are the bottom,
     importing no project module."""
     assert all(graph()[name] == set() for name in BOTTOM)
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from reports_store_builder import StoreBuilder
 
+from harness.known_divergences import KnownDivergences
 from harness.multiturn_checks import Break
+from harness.policies import Policies
 from reports.commands.report import main as report_main
 from reports.coverage import coverage
-from harness.known_divergences import KnownDivergences
-from harness.policies import Policies
 from reports.divergences import apply_expectations
 from reports.multiturn import summarise, write_multiturn
 from reports.runs import load_run

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from reports_store_builder import StoreBuilder
 
-from reports.commands.coverage import main as coverage_main
-from reports.coverage import coverage
 from harness.known_divergences import KnownDivergences
 from harness.policies import Policies
+from reports.commands.coverage import main as coverage_main
+from reports.coverage import coverage
 from reports.divergences import apply_expectations
 from reports.runs import load_run
 

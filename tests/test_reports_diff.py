@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from reports_store_builder import MISMATCH_READ, StoreBuilder
 
+from harness.outcome_labels import label_outcome
 from reports.commands.diff import main as diff_main
 from reports.diff import Change, PinMismatch, change_counts, diff_json, diff_markdown, diff_runs
 from reports.runs import load_run
-from harness.outcome_labels import label_outcome
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -143,6 +143,7 @@ def test_diff_git_sweeps_two_revisions_in_a_worktree(
         (repo / package / "__init__.py").write_text("")
     shutil.copy(REPO / "harness" / "store.py", repo / "harness" / "store.py")
     shutil.copy(REPO / "chatparity" / "model.py", repo / "chatparity" / "model.py")
+    shutil.copy(REPO / "chatparity" / "files.py", repo / "chatparity" / "files.py")
     (repo / "chatparity" / "__main__.py").write_text(FAKE_SWEEP)
     (repo / "outcome.txt").write_text("match")
     git(repo, "init", "-q")

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from reports_store_builder import MESSAGE, MISMATCH_READ, StoreBuilder
 
-from reports.commands.diff import main as diff_main
-from reports.commands.gate import main as gate_main
 from reports.baselines import read_baseline
+from reports.commands.gate import main as gate_main
 
 PROG = "chatparity gate"
 READ = MISMATCH_READ

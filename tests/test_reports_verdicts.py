@@ -11,8 +11,8 @@ import pytest
 from reports_store_builder import MISMATCH_READ, StoreBuilder
 
 from chatparity.cli import main as cli
-from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
 from harness.outcome_labels import failing_label, reading_digest, row_label, structural_breaks
+from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
 from reports.ci import append_step_summary, exit_status, junit_xml
 from reports.divergences import classify_run
 from reports.expectations import Expectations, ParserMismatch, check_same_parser, expectations_of

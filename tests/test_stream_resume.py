@@ -12,8 +12,8 @@ from chatparity.model import Message, Reading, Rejection
 from corpora import catalog
 from harness import oracle_reads
 from harness.oracle_reads import OracleIdentity, OracleReads, OracleSession
-from oracle.partial_reads import encoded, same
 from harness.stream_resume import Streamed, resume_point, shared_cuts
+from oracle.partial_reads import encoded, same
 
 TEXT = "<think>rain</think>Il pleut"
 READS: list[Reading] = [Message(), Message(reasoning_content="r"), Rejection("cut"), Rejection("cut"),

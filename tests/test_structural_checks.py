@@ -16,11 +16,11 @@ from corpora.corpus_file import CorpusFileError, read_line
 from harness.compare import compare
 from harness.problem_checks import Asked
 from harness.structural_checks import SchemaCheck, Structure, check_reading, combined_structure, tool_schemas
+from reports.baselines import read_baseline
 from reports.commands.gate import main as gate_main
+from reports.defects_markdown import defects_markdown
 from reports.diff import Change, check_counts, classify_change, diff_markdown, diff_runs
 from reports.divergences import classify_run
-from reports.baselines import read_baseline
-from reports.defects_markdown import defects_markdown
 from reports.oracle_defects import oracle_defects
 from reports.runs import load_run
 from reports.tables import build_tables

@@ -57,8 +57,8 @@ def report(result: GateResult, baseline_dir: Path, run_dir: Path, shown: int = 2
         lines += ["accounted for otherwise (passing both ways; e.g. a match now a policy's):",
                   *row_lines(relabelled.head(shown), run_dir)]
     if not fixes.empty:
-        lines += [f"fixed (failed in the baseline; record them: chatparity gate --baseline {baseline_dir} --update "
-                  f"{run_dir}):", *row_lines(fixes.head(shown), run_dir)]
+        record = f"chatparity gate --baseline {baseline_dir} --update {run_dir}"
+        lines += [f"fixed (failed in the baseline; record them: {record}):", *row_lines(fixes.head(shown), run_dir)]
     if not judgement.accepted.empty:
         lines += ["accepted by the baseline without a reason (fix each, or name the rule it follows):",
                   *row_lines(judgement.accepted.head(shown), run_dir)]

@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from chatparity.files import FileFault
 from harness.known_divergences import DivergenceFileError
 from harness.policies import PolicyFileError
+from harness.run_directory import RunDirectory
 from reports.baselines import BaselineError
 from reports.publish import publish
 from reports.runs import RunError
@@ -20,9 +22,10 @@ def main(argv: list[str], prog: str) -> int:
     parser.add_argument("--out", type=Path, help="where to write the reports (default: the run directory)")
     args = parser.parse_args(argv)
     try:
-        published = publish(args.run, args.out)
+        with RunDirectory(args.out or args.run, "--out" if args.out else "RUN"):
+            published = publish(args.run, args.out)
         print(published.summary)
-    except (RunError, DivergenceFileError, PolicyFileError, BaselineError) as error:
+    except (RunError, DivergenceFileError, PolicyFileError, BaselineError, FileFault) as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 2
     print("wrote:", *[str(path) for path in published.files], sep="\n  ")
