@@ -8,7 +8,7 @@ readings with llama.cpp's whole read and what its stream showed last (`final_lab
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -57,13 +57,13 @@ class CharHistory(Protocol):
 @dataclass
 class StreamLabels:
     """The labels of one stream's snapshots that differ from llama-server's: `views` are what llama-server showed
-    at each of `ends`, `fresh(end)` llama.cpp's partial parse of that prefix on its own, and `history` what
-    llama.cpp's stream of every character showed before a prefix."""
+    at each of `ends`, `kept` the prefixes whose partial parse came back empty (llama-server then keeps what it
+    showed before), and `history` what llama.cpp's stream of every character showed before a prefix."""
 
     text: str
     ends: Sequence[int]
     views: Sequence[Reading]
-    fresh: Callable[[int], Reading]
+    kept: Collection[int]
     history: CharHistory
     policies: Policies
     markers: tuple[str, ...]
@@ -84,7 +84,7 @@ class StreamLabels:
         end = self.ends[index]
         if not isinstance(expected, Message):
             return None
-        if self.fresh(end) == EMPTY and (expected != EMPTY or self.history.shown_before(end)):
+        if end in self.kept and (expected != EMPTY or self.history.shown_before(end)):
             return STALE_VIEW
         return RETRACTION if self.retracted(index) or self.history.taken_back_before(end, expected) else None
 

@@ -13,7 +13,7 @@ from harness.oracle_cache import OracleCache
 from harness.stream_resume import Streamed, resume_point
 from oracle.build import source_hash
 from oracle.client import GrammarVerdict, Oracle, OracleCrashed, OracleError, OracleTimeout
-from oracle.partial_reads import decoded_at, encoded, read_entry, same
+from oracle.partial_reads import decoded_at, read_entry, same
 from oracle.vocabs import Vocab
 from templates.pins import pin_of, resolve_version
 
@@ -275,46 +275,3 @@ class OracleSession:
             found = Streamed(text, tuple(ends), whole.written, tuple(whole.kept))
         self.streams.append(found)
         return {"reads": found.written, "kept": list(found.kept)}
-
-    def prefix_reads(self, text: str) -> PrefixReads:
-        """llama.cpp's partial reads of prefixes of `text`, each read on its own (`PrefixReads`)."""
-        return PrefixReads(self, text)
-
-
-class PrefixReads:
-    """llama.cpp's partial reads of prefixes of one reply, each read on its own: the ones the cache holds for
-    the reply are loaded together at the first read asked, the others read as needed (`OracleSession.parse`),
-    and all of them kept in the cache together (`save`), so a reply costs one cache read however many of its
-    prefixes are read."""
-
-    def __init__(self, session: OracleSession, text: str) -> None:
-        self.session = session
-        self.text = text
-        self.key = session.key(("prefix reads", text))
-        self.reads: dict[int, Reading] | None = None
-        self.asked = False
-
-    def loaded(self) -> dict[int, Reading]:
-        """The reads the cache holds (none without a cache), loaded once."""
-        if self.reads is None:
-            cache = self.session.reads.cache
-            found = cache.get(self.key) if cache is not None else None
-            self.reads = {} if found is None else decoded_at(found["ends"], found["reads"])
-        return self.reads
-
-    def __call__(self, end: int) -> Reading:
-        """llama.cpp's partial read of `text[:end]` on its own."""
-        reads = self.loaded()
-        found = reads.get(end)
-        if found is None:
-            found = reads[end] = self.session.parse(self.text[:end], True)
-            self.asked = True
-        return found
-
-    def save(self) -> None:
-        """Keep the reads of this reply in the cache together, when any was not there."""
-        cache = self.session.reads.cache
-        if self.asked and cache is not None and self.reads is not None:
-            ends = sorted(self.reads)
-            cache.put(self.key, {"ends": ends, "reads": encoded([self.reads[end] for end in ends])})
-            self.asked = False

@@ -46,14 +46,13 @@ from harness.oracle_reads import (
     OracleFailed,
     OracleReads,
     OracleSession,
-    PrefixReads,
     RenderFailed,
     RenderInfo,
 )
 from harness.policies import NO_POLICIES, Policies
 from harness.policy_rules import Point, takes_back
 from harness.problem_checks import Asked
-from harness.server_view import EMPTY, server_final, server_stream, states_before
+from harness.server_view import server_final, server_stream
 from harness.stream_checks import StreamVerdict, check_stream
 from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
 from oracle.vocabs import Vocab, vocab_named, vocab_of_family
@@ -83,11 +82,10 @@ class CaseRun:
     case: Case
     base: dict[str, Any]
     oracle: OracleSession
-    prefixes: PrefixReads
     markers: tuple[str, ...] = ()
     oracle_final: Reading | OracleFailed | None = None
     oracle_partials: dict[int, Reading] | OracleFailed | None = None
-    states: dict[int, Message] = field(default_factory=dict)
+    kept: frozenset[int] = frozenset()
     parser_whole: Reading | Exception | None = None
     tokens: chunkings.TokenPieces | OracleFailed | None = None
     leak_markers: tuple[str, ...] = ()
@@ -336,8 +334,7 @@ class SessionRunner:
         """The rows of one case: the shared oracle reads once, then each chunking; `leaks` are the markers of
         the no_leakage check."""
         reply = case.reply
-        prefixes = oracle.prefix_reads(reply.text)
-        run = CaseRun(case, self.base(case), oracle, prefixes, markers, leak_markers=leaks)
+        run = CaseRun(case, self.base(case), oracle, markers, leak_markers=leaks)
         try:
             run.oracle_final = oracle.parse(reply.text, reply.partial)
         except OracleFailed as error:
@@ -356,14 +353,13 @@ class SessionRunner:
         union = chunkings.all_boundaries(ends for made in run.streams.values() for _, ends in made)
         try:
             run.oracle_partials = oracle.partials(reply.text, union)
-            run.states = states_before(union, run.oracle_partials)
+            run.kept = oracle.kept_at(reply.text, union)
         except OracleFailed as error:
             run.oracle_partials = error
         run.base.update(oracle_stream.case_columns(oracle, reply, run.char_views(), run.oracle_final, markers))
-        streamed_rows = {name: self.streamed_row(run, prefixes, reader, name, markers)
+        streamed_rows = {name: self.streamed_row(run, reader, name, markers)
                          for name in names if name != "whole"}
         rows = [self.whole_row(run, reader) if name == "whole" else streamed_rows[name] for name in names]
-        prefixes.save()
         return rows
 
     def whole_read(self, run: CaseRun, reader: SessionReader | Exception) -> Reading | Exception:
@@ -425,7 +421,7 @@ class SessionRunner:
             readings.append(run.oracle_final)
 
         def stale() -> bool:
-            return streamed and reply.partial and run.prefixes(len(reply.text)) == EMPTY
+            return streamed and reply.partial and len(reply.text) in run.kept
 
         known = self.known.explain(values, found.kind.value)
         return final_label(readings, parser_final, point, self.policies, stale, known, reply.truth) or ""
@@ -472,7 +468,6 @@ class SessionRunner:
     def streamed_row(
         self,
         run: CaseRun,
-        prefixes: PrefixReads,
         reader: SessionReader | Exception,
         name: str,
         markers: tuple[str, ...],
@@ -502,7 +497,7 @@ class SessionRunner:
         for chunks, ends in run.streams[name]:
             label = f"cut {len(chunks[0])}" if name == "split" else ""
             try:
-                expected = server_stream(ends, partials, run.states, prefixes)
+                expected = server_stream(ends, partials, run.kept)
                 read = reader.stream(chunks, finish=not reply.partial)
             except OracleFailed as error:
                 return self.row(run.base, name, error.outcome, error=str(error))
@@ -516,7 +511,7 @@ class SessionRunner:
                 )
             parsed = self.whole_read(run, reader)
             whole = None if isinstance(parsed, Exception) else parsed
-            labels = StreamLabels(reply.text, ends, expected, prefixes, run, self.policies, markers)
+            labels = StreamLabels(reply.text, ends, expected, run.kept, run, self.policies, markers)
             found = check_stream(
                 read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers, labels
             )

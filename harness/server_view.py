@@ -1,38 +1,23 @@
 """What llama-server shows while streaming one chunking of a reply, derived from one read of every prefix.
 
 llama-server keeps its previous message when a partial parse comes back empty, so a snapshot depends on the
-stream's earlier boundaries. The oracle streams the union of every chunking's boundaries once; where that read
-cannot tell an empty parse from an unchanged one, and the difference matters to a stream, the prefix's own
-parse (`fresh`) decides.
+stream's earlier boundaries. The oracle streams the union of every chunking's boundaries once and says which
+partial parses came back empty (`kept`); a stream of fewer boundaries keeps its own last message there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from chatparity.model import Message, Reading, Rejection
 
 EMPTY = Message()
 
 
-def states_before(union: Sequence[int], shown: Mapping[int, Reading]) -> dict[int, Message]:
-    """llama-server's kept message just before each boundary of the union stream."""
-    state, before = EMPTY, {}
-    for end in union:
-        before[end] = state
-        reading = shown[end]
-        if isinstance(reading, Message):
-            state = reading
-    return before
-
-
-def server_stream(
-    ends: Sequence[int],
-    shown: Mapping[int, Reading],
-    before: Mapping[int, Message],
-    fresh: Callable[[int], Reading],
-) -> list[Reading]:
-    """The snapshots llama-server shows at `ends` (a subset of the union stream's boundaries)."""
+def server_stream(ends: Sequence[int], shown: Mapping[int, Reading], kept: Collection[int]) -> list[Reading]:
+    """The snapshots llama-server shows at `ends` (a subset of the union stream's boundaries): the union stream's
+    reading at each, except where the partial parse came back empty (`kept`), where this stream keeps what it
+    showed last."""
     state: Message = EMPTY
     out: list[Reading] = []
     for end in ends:
@@ -40,7 +25,7 @@ def server_stream(
         if isinstance(reading, Rejection):
             out.append(reading)
             continue
-        if reading != before[end] or reading == state or fresh(end) != EMPTY:
+        if end not in kept:
             state = reading
         out.append(state)
     return out

@@ -49,8 +49,8 @@ def labels(views: list[Message], fresh: dict[int, Message], history: History | N
            policies: Policies | None = None) -> StreamLabels:
     """Labels of a stream whose llama-server views are `views` at prefixes 1, 2, …"""
     ends = list(range(1, len(views) + 1))
-    return StreamLabels("x" * len(views), ends, views, lambda end: fresh[end], history or History(),
-                        policies or Policies(), ())
+    kept = frozenset(end for end, reading in fresh.items() if reading == EMPTY)
+    return StreamLabels("x" * len(views), ends, views, kept, history or History(), policies or Policies(), ())
 
 
 def test_a_view_llama_server_kept_because_the_partial_parse_came_back_empty_is_stale() -> None:

@@ -90,30 +90,3 @@ def test_the_cache_keeps_a_char_stream_at_a_fraction_of_its_reads_and_gives_llam
     kept = max(len(zlib.decompress(value)) for (value,) in stored)
     listed = len(json.dumps([reading_to_json(read) for read in direct], ensure_ascii=False).encode())
     assert len(reply.text) > 150 and kept * 5 < listed, (kept, listed)
-
-
-def test_a_replys_prefix_reads_are_asked_once_and_kept_together(tmp_path: Path) -> None:
-    planned = next(p for p in catalog.plan("quick", templates="Qwen-Qwen3-0.6B.jinja", mode="think/auto"))
-    text = max(catalog.replies(planned, "quick"), key=lambda found: len(found.text)).text
-    ends = [5, 40, len(text) // 2, len(text) - 1]
-    reads = OracleReads(OracleIdentity.of(), OracleCache(tmp_path))
-    first = reads.session(planned.session).prefix_reads(text)
-    read = [first(end) for end in ends]
-    assert first(ends[0]) is read[0]
-    first.save()
-    asked = reads.requests
-    again = reads.session(planned.session).prefix_reads(text)
-    assert [again(end) for end in ends] == read and reads.requests == asked
-    assert again(7) == reads.session(planned.session).parse(text[:7], True) and reads.requests > asked
-    again.save()
-    cache = reads.cache
-    assert cache is not None
-    held = cache.get(again.key)
-    assert held["ends"] == sorted([7, *ends])
-    cache.put(again.key, {"ends": [5, 40], "reads": held["reads"][:1]})
-    with pytest.raises(ValueError, match="1 prefix reads cached for 2 prefixes"):
-        reads.session(planned.session).prefix_reads(text)(5)
-    reads.close()
-    direct = OracleReads(OracleIdentity.of(), None)
-    assert [direct.session(planned.session).parse(text[:end], True) for end in ends] == read
-    direct.close()
