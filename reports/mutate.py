@@ -443,11 +443,12 @@ def verdict_of(reference: Reference, run_dir: Path) -> tuple[str, str]:
     for what, rows in (
         ("regressions", result.judgement.regressions),
         ("new failing rows", result.judgement.new_failures),
+        ("regressions (rows now declined)", result.judgement.declined),
         ("unexpected matches", unexpected),
     ):
         if not rows.empty:
             shown = "; ".join(
-                f"{row.template} {row.shape} {row.chunking}: {getattr(row, 'head', row.status)}"
+                f"{row.template} {row.shape} {row.chunking}: {row.head if hasattr(row, 'head') else row.status}"
                 + (f" [{str(row.detail)[:160]}]" if getattr(row, "detail", "") else "")
                 for row in rows.head(SHOWN_ROWS).itertuples()
             )

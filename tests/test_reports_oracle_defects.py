@@ -135,7 +135,9 @@ def test_entries_are_grouped_by_root_cause_and_kept_apart(tmp_path: Path) -> Non
     robust = entries.loc["RW1"]
     assert (robust["section"], robust["case_id"]) == (ROBUSTNESS, "c4") and "never writes" in robust["reason"]
     assert report.summary()["whole_main_cases"] == 3 and report.summary()["stream_main_cases"] == 1
-    assert summary_line(report.summary()).startswith("llama.cpp defects: whole reads 1 (3 cases), streams 1")
+    assert summary_line(report.summary()).startswith(
+        "llama.cpp's own defects (against what the template means): whole reads 1 (3 cases), streams 1"
+    )
 
 
 def test_the_markdown_leads_with_the_main_entries_and_never_calls_a_cut_reply_finished(tmp_path: Path) -> None:
