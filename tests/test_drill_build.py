@@ -76,7 +76,7 @@ def test_a_sweep_builds_the_oracle_where_its_progress_shows(tmp_path: Path, fres
 
 def test_a_test_run_builds_the_oracle_where_its_progress_shows(fresh_cache: dict[str, str]) -> None:
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
-                           "tests/test_oracle_stream.py::test_each_partial_is_the_partial_read_of_its_prefix"],
+                           "tests/test_oracle_stream.py::test_the_grammar_verdicts_follow_llama_servers_sampler"],
                           capture_output=True, text=True, cwd=ROOT, env={**os.environ, **fresh_cache},
                           timeout=600, check=False)
     assert done.returncode == 0, done.stdout + done.stderr

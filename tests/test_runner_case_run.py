@@ -13,7 +13,7 @@ from harness.runner import CaseRun
 def case_run() -> CaseRun:
     """A CaseRun whose case the written readings do not look at."""
     case: Any = None
-    return CaseRun(case=case, base={}, oracle=case, prefixes=case)
+    return CaseRun(case=case, base={}, oracle=case)
 
 
 def test_equal_readings_with_other_problems_are_written_apart() -> None:
