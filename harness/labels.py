@@ -23,6 +23,7 @@ STALE_VIEW = DEFECT + "stale_view"
 RETRACTION = DEFECT + "retraction"
 EMPTY_READ = DEFECT + "empty_read"
 DEPARTS_FROM_TRUTH = DEFECT + "departs_from_truth"
+DROPS_DECLARED_CALL = DEFECT + "drops_declared_call"
 DEFECT_REASONS = {
     STALE_VIEW: "llama.cpp's partial parse of this prefix comes back empty after an earlier prefix showed "
                 "something, so llama-server keeps showing what it showed last, which depends on the chunks",
@@ -31,6 +32,8 @@ DEFECT_REASONS = {
     EMPTY_READ: "llama.cpp reads the reply as an empty message although its stream showed something",
     DEPARTS_FROM_TRUTH: "llama.cpp reads the reply otherwise than the message it was written to mean (its truth), "
                         "which the parser reads",
+    DROPS_DECLARED_CALL: "llama.cpp reads a finished reply as an empty message although it calls, by name, a tool "
+                         "the request declares; the parser reads that call",
 }
 
 
@@ -144,13 +147,14 @@ def shown_last(views: Iterable[Reading]) -> Message | None:
 
 def final_label(
     readings: Sequence[Reading], actual: Reading, point: Point, policies: Policies, stale: Callable[[], bool],
-    known: str = "", truth: Message | None = None,
+    known: str = "", truth: Message | None = None, declared: frozenset[str] = frozenset(),
 ) -> str | None:
     """The label of a difference between llama.cpp's reading of a whole reply and the parser's (None: a parser
     bug): the parser's policies that predict it, else the known divergence `known` that selects the row, else the
     llama.cpp defect behind it (where the reply's `truth` is known, the parser reading it and llama.cpp not is
-    one). `readings` are llama.cpp's: what llama-server's stream ended on, then llama.cpp's own read of the whole
-    reply where that differs; `stale()` tells whether the first is a stale view llama-server kept."""
+    one; so is reading nothing at all of a finished reply that calls a `declared` tool by name). `readings` are
+    llama.cpp's: what llama-server's stream ended on, then llama.cpp's own read of the whole reply where that
+    differs; `stale()` tells whether the first is a stale view llama-server kept."""
     for expected in readings:
         names = policies.explain(expected, actual, point)
         if names:
@@ -169,7 +173,15 @@ def final_label(
         return STALE_VIEW
     if truth is not None and agrees(truth, actual) and not any(agrees(truth, expected) for expected in readings):
         return DEPARTS_FROM_TRUTH
+    if not point.cut and all(expected == EMPTY for expected in readings) and calls_declared(actual, point, declared):
+        return DROPS_DECLARED_CALL
     return None
+
+
+def calls_declared(reading: Reading, point: Point, declared: frozenset[str]) -> bool:
+    """Whether a reading holds calls, each to a `declared` tool whose name the reply writes."""
+    calls = reading.tool_calls if isinstance(reading, Message) else ()
+    return bool(calls) and all(call.name in declared and call.name in point.text for call in calls)
 
 
 def counts_text(counts: Counter[str]) -> str:

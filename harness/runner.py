@@ -29,6 +29,7 @@ from chatparity.model import (
     reading_json,
     record_from,
 )
+from corpora import call_shapes
 from corpora.parity import prompt_parity
 from harness import chunkings, oracle_stream
 from harness.compare import Difference, compare, verdict
@@ -424,7 +425,8 @@ class SessionRunner:
             return streamed and reply.partial and len(reply.text) in run.kept
 
         known = self.known.explain(values, found.kind.value)
-        return final_label(readings, parser_final, point, self.policies, stale, known, reply.truth) or ""
+        declared = frozenset(call_shapes.tool_name(tool) for tool in run.case.session.tools)
+        return final_label(readings, parser_final, point, self.policies, stale, known, reply.truth, declared) or ""
 
     def judged(
         self, run: CaseRun, chunking: str, reference: Reading, parser_final: Reading, found: Difference | None,

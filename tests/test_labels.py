@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from chatparity.model import Message, Rejection, ToolCall
 from harness.labels import (
     DEPARTS_FROM_TRUTH,
+    DROPS_DECLARED_CALL,
     EMPTY_READ,
     RETRACTION,
     STALE_VIEW,
@@ -118,6 +119,22 @@ def test_a_reading_that_is_the_replys_truth_where_llama_cpps_is_not_is_llama_cpp
     assert final_label([EMPTY], meant, point, Policies(), lambda: False) is None
     other = Message(tool_calls=(ToolCall("get_weather", "{}"),))
     assert final_label([EMPTY], other, point, Policies(), lambda: False, truth=meant) is None
+
+
+def test_reading_nothing_of_a_finished_call_to_a_declared_tool_is_llama_cpps_defect() -> None:
+    text = "<|tool_call>call:get-weather{}<tool_call|>"
+    read = Message(tool_calls=(ToolCall("get-weather", "{}"),))
+    declared = frozenset({"get-weather"})
+    assert final_label([EMPTY], read, Point(text, False, ()), Policies(), lambda: False,
+                       declared=declared) == DROPS_DECLARED_CALL
+    assert final_label([EMPTY], read, Point(text, True, ()), Policies(), lambda: False, declared=declared) is None
+    assert final_label([EMPTY], read, Point(text, False, ()), Policies(), lambda: False,
+                       declared=frozenset({"get_weather"})) is None
+    assert final_label([Message(content="x")], read, Point(text, False, ()), Policies(), lambda: False,
+                       declared=declared) is None
+    unwritten = Message(tool_calls=(ToolCall("get-weather", "{}"),))
+    assert final_label([EMPTY], unwritten, Point("<|tool_call>{}", False, ()), Policies(), lambda: False,
+                       declared=declared) is None
 
 
 def test_a_stale_end_of_a_cut_reply_is_llama_cpps_defect() -> None:
