@@ -4,8 +4,8 @@ A row fails when its label is a failure of the parser's (a mismatch no policy, k
 accounts for, an error, a check it breaks). It fails the run when the baseline does not record it failing the same
 way: a regression (it passed there, or fails more), a new failing row, a failure of another kind; or when the
 parser now declines a row the baseline records as matching. Failing rows the baseline records alike pass, but are
-listed: accepted by the baseline without a reason, each a bug to fix or a rule to name.
-"""
+listed: accepted by the baseline without a reason, each a bug to fix or a rule to name (llama.cpp's own errors
+the baseline records are counted with its defects instead)."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def judge(run: Run, verdict: Verdict, baseline: pd.DataFrame | None, where: str 
     recorded = baseline if baseline is not None else pd.DataFrame(columns=[*KEYS, "outcome"])
     failing = rows[failing_mask(rows)]
     shown = failing[[name for name in SHOWN if name in failing.columns]].assign(
-        head=run_labels(failing), detail=first_detail(failing)
+        head=run_labels(failing), detail=first_detail(failing), llama_error=failing["outcome"].isin(ORACLE_ERRORS)
     )
     shown = shown.merge(recorded[[*KEYS, "outcome"]].rename(columns={"outcome": "base"}), on=KEYS, how="left")
     shown["base"] = shown["base"].astype(object).where(shown["base"].notna(), None)
@@ -134,7 +134,7 @@ def judge(run: Run, verdict: Verdict, baseline: pd.DataFrame | None, where: str 
         regressions=shown[~shown["change"].isin([*PASSING_CHANGES, Change.NEW.value])].reset_index(drop=True),
         new_failures=shown[shown["change"] == Change.NEW.value].reset_index(drop=True),
         declined=declined,
-        accepted=shown[shown["change"] == Change.SAME.value].reset_index(drop=True),
+        accepted=shown[(shown["change"] == Change.SAME.value) & ~shown["llama_error"]].reset_index(drop=True),
         fixed=fixed_rows(rows, recorded),
         policy_rows=policy_rows,
         policy_snapshots=policy_snapshots,

@@ -52,6 +52,21 @@ def test_failing_rows_the_baseline_records_alike_pass_but_are_listed_as_accepted
     assert "accepted by the baseline without a reason: 2 rows" in judged.lines()[2]
 
 
+def test_llama_cpps_own_errors_the_baseline_records_are_not_accepted_as_the_parsers(tmp_path: Path) -> None:
+    built = (
+        StoreBuilder(tmp_path)
+        .row("c1", "t.jinja", outcome="oracle_crashed", error="tokenize: the tokens spell 3 of the text's 4 bytes")
+        .row("c2", "t.jinja", outcome="mismatch", kind="content")
+        .write()
+    )
+    run = load_run(built)
+    judged = judge(run, classify_run(run), baseline(("c1", "whole", "oracle_crashed"),
+                                                    ("c2", "whole", "mismatch:content" + MISMATCH_READ)))
+    assert judged.passed and list(judged.accepted["case_id"]) == ["c2"]
+    assert "accepted by the baseline without a reason: 1 rows" in judged.lines()[2]
+    assert judged.lines()[3].endswith("llama.cpp errors: 1 rows")
+
+
 def test_a_row_that_passed_in_the_baseline_and_fails_now_is_a_regression(tmp_path: Path) -> None:
     run, verdict = run_of(tmp_path)
     judged = judge(run, verdict, baseline(("c4", "whole", "match"), ("c5", "char", "match !snapshot_parity=2")))
