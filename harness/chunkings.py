@@ -56,14 +56,21 @@ def makes_streams(name: str, text: str) -> bool:
 
 def token_pieces(text: str, pieces: Sequence[bytes], special: Sequence[bool]) -> TokenPieces:
     """The streamed pieces of `text` from its tokens' bytes; a space a tokenizer inserts before a token (the
-    SentencePiece space prefix) that `text` lacks is dropped. A ValueError when the pieces do not spell `text`."""
+    SentencePiece space prefix) that `text` lacks is dropped, and whitespace it strips next to a special token
+    (Phi-3's `rstrip`/`lstrip` tokens) is a piece of its own. A ValueError when the pieces do not spell `text`."""
     data = text.encode("utf-8", "surrogatepass")
     position = 0
     texts: list[str] = []
     flags: list[bool] = []
     held = b""
     held_special = False
+    after_special = False
     for index, (piece, is_special) in enumerate(zip(pieces, special, strict=True)):
+        stripped = stripped_whitespace(data, position, piece) if after_special or is_special else b""
+        if stripped:
+            texts.append(stripped.decode("ascii"))
+            flags.append(False)
+            position += len(stripped)
         if (
             not data.startswith(piece, position)
             and piece.startswith(b" ")
@@ -77,13 +84,32 @@ def token_pieces(text: str, pieces: Sequence[bytes], special: Sequence[bool]) ->
         position += len(piece)
         held += piece
         held_special = held_special or is_special
+        after_special = is_special
         if held and (position == len(data) or (data[position] & 0xC0) != 0x80):
             texts.append(held.decode("utf-8", "surrogatepass"))
             flags.append(held_special)
             held, held_special = b"", False
+    if after_special and not held and data[position:].isspace():
+        texts.append(data[position:].decode("ascii"))
+        flags.append(False)
+        position = len(data)
     if position != len(data):
         raise ValueError(f"the tokens spell {position} of the text's {len(data)} bytes")
     return TokenPieces(tuple(texts), tuple(flags))
+
+
+def stripped_whitespace(data: bytes, position: int, piece: bytes) -> bytes:
+    """The whitespace at `position` a tokenizer stripped before `piece` (b'' when the piece spells the text there,
+    with or without a space prefix, or when no whitespace run explains it)."""
+    if data.startswith(piece, position) or (piece.startswith(b" ") and data.startswith(piece[1:], position)):
+        return b""
+    end = position
+    while end < len(data) and data[end : end + 1].isspace():
+        end += 1
+    if end == position:
+        return b""
+    spelled = data.startswith(piece, end) or (piece.startswith(b" ") and data.startswith(piece[1:], end))
+    return data[position:end] if spelled else b""
 
 
 def special_cuts(tokens: TokenPieces) -> Stream:

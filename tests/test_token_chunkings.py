@@ -44,6 +44,19 @@ def test_a_space_the_tokenizer_inserts_is_dropped_and_a_wrong_piece_is_an_error(
         token_pieces("Hi there", [b"Hi"], [False])
 
 
+def test_whitespace_a_tokenizer_strips_next_to_a_special_token_is_a_piece_of_its_own() -> None:
+    after = token_pieces("<|user|>\n{", [b"<|user|>", b" {"], [True, False])
+    assert after.texts == ("<|user|>", "\n", "{") and after.special == (True, False, False)
+    before = token_pieces("Hi\n\n<|end|>", [b" Hi", b"<|end|>"], [False, True])
+    assert before.texts == ("Hi", "\n\n", "<|end|>")
+    trailing = token_pieces("<|end|>\n\n", [b"<|end|>"], [True])
+    assert trailing.texts == ("<|end|>", "\n\n")
+    with pytest.raises(ValueError, match="token 1 .* byte 2"):
+        token_pieces("Hi\n{", [b"Hi", b" {"], [False, False])
+    with pytest.raises(ValueError, match="spell 2 of the text's 4 bytes"):
+        token_pieces("Hi\n\n", [b"Hi"], [False])
+
+
 def test_special_cuts_only_around_special_tokens() -> None:
     tokens = pieces_of("<think>", "a", "b", "</think>", "c", "d", "<tool_call>", special=(0, 3, 6))
     assert chunkings.streams("special", "".join(tokens.texts), tokens) == [
