@@ -52,8 +52,9 @@ def contradictory_kwargs(thinking: bool, kwargs: Mapping[str, Any]) -> str:
     return ""
 
 
-def shape_reason(origin: str, shape: str) -> str:
-    """Why a shape is a robustness finding whatever llama.cpp's grammar says ('' where the grammar decides)."""
+def shape_reason(origin: str, shape: str, parallel: bool = True) -> str:
+    """Why a shape is a robustness finding whatever llama.cpp's grammar says ('' where the grammar decides), in a
+    request that allows parallel calls or not."""
     if origin == fuzz.ORIGIN:
         return "random markers and text (fuzz)"
     if origin != call_shapes.ORIGIN:
@@ -65,6 +66,8 @@ def shape_reason(origin: str, shape: str) -> str:
     exempt = call_shapes.EXEMPT_CHECKS.get(named, ())
     if named in (call_shapes.CallShape.UNKNOWN_NAME, call_shapes.CallShape.TWO_CALLS_ONE_UNKNOWN):
         return "a call to a tool the request does not offer"
+    if named is call_shapes.CallShape.SAME_CALL_TWICE and not parallel:
+        return "two calls where the request allows one (parallel_tool_calls false)"
     if "arguments_json" in exempt:
         return "corrupted call text"
     if "arguments_schema" in exempt:
@@ -90,15 +93,16 @@ def template_form(origin: str, shape: str, has_truth: bool) -> bool:
 
 
 def robustness_reason(
-    origin: str, shape: str, partial: bool, has_truth: bool, grammar: str, contradiction: str
+    origin: str, shape: str, partial: bool, has_truth: bool, grammar: str, contradiction: str, parallel: bool = True
 ) -> str:
     """'' where a reply counts against llama.cpp, else why it is a robustness finding (a cut reply by the reply it
-    was cut from and the grammar's verdict on the text so far)."""
+    was cut from and the grammar's verdict on the text so far; `parallel`: whether the request allows parallel
+    calls)."""
     if contradiction:
         return contradiction
     if partial:
         origin, shape = source_of(origin, shape)
-    found = shape_reason(origin, shape)
+    found = shape_reason(origin, shape, parallel)
     if found:
         return found
     if template_form(origin, shape, has_truth or partial):

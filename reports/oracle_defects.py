@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from chatparity.model import STRUCTURAL_CHECKS
-from corpora import roundtrip
+from chatparity.model import STRUCTURAL_CHECKS, ToolMode
+from corpora import roundtrip, thinking_shapes
 from corpora.conversations import CALL_IDS
 from corpora.planning import PlanError
 from harness.sources import load_source
@@ -56,6 +56,8 @@ GRAMMAR_KIND = "samples under a grammar that cannot write the template's reply"
 PLAIN = ("single", "system")
 """The conversations of one question (with or without a system prompt)."""
 UNORDERED = "arguments written in another order than llama.cpp's grammar makes a model write them"
+UNCONFIRMED = ("a form neither the template nor llama.cpp's grammar is known to write (the template's rendering of "
+               "the answer is not in the reply, and no grammar constrains it)")
 STRUCTURE_KINDS = {
     "arguments_json": "returns arguments that are not JSON",
     "arguments_schema": "returns arguments the tool's schema does not allow",
@@ -165,6 +167,32 @@ class Plans:
         request = self.request(row["template"], row["session_id"])
         return request is not None and written_in_grammar_order(row["reply"], truth, request.tools)
 
+    def reads_prompt_tail(self, template: str, session_id: str, oracle: dict[str, Any],
+                          truth: dict[str, Any]) -> bool:
+        """Whether llama.cpp's reading is the truth but for reasoning that starts with the end of the generation
+        prompt (text the prompt opens the reasoning with, which llama.cpp reads as the reasoning's start)."""
+        planned = self.planned(template, session_id)
+        reasoning, meant = oracle.get("reasoning_content") or "", truth.get("reasoning_content") or ""
+        if planned is None or planned.session.prompt is None or not reasoning.endswith(meant):
+            return False
+        preface = reasoning[: len(reasoning) - len(meant)]
+        return bool(preface.strip()) and planned.session.prompt.endswith(preface) and same_meaning(
+            {**oracle, "reasoning_content": meant}, truth)
+
+    def writes_answer_so(self, template: str, session_id: str, reply: str, truth: dict[str, Any]) -> bool:
+        """Whether the template's own rendering of the truth's answer alone, after any thought it writes, is in the
+        reply (False where the template cannot render it, or wraps it in markers the reply lacks, as Command R7B's
+        `<|START_RESPONSE|>…<|END_RESPONSE|>`)."""
+        planned = self.planned(template, session_id)
+        content = truth.get("content") or ""
+        if planned is None or not content or truth.get("tool_calls"):
+            return False
+        written = roundtrip.render_turn(planned, {"role": "assistant", "content": content}).text
+        entry = load_index().get(template)
+        if written is not None and entry is not None and entry.think_end:
+            written = written.rpartition(entry.think_end)[2]
+        return written is not None and bool(written.strip()) and written.strip() in reply
+
     def writes_alike(self, template: str, session_id: str, reply: str, oracle: dict[str, Any],
                      truth: dict[str, Any]) -> bool:
         """Whether the template writes llama.cpp's reading as the same reply (both readings are then the
@@ -223,18 +251,32 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
         verdict = GrammarVerdict.of_text(row["oracle_grammar"]) if row["oracle_grammar"] else None
         kind = construct = ""
         if truth is not None and not same_meaning(oracle, truth):
-            if plans.writes_alike(row["template"], row["session_id"], row["reply"], oracle, truth):
+            if plans.writes_alike(row["template"], row["session_id"], row["reply"], oracle, truth) or \
+                    plans.reads_prompt_tail(row["template"], row["session_id"], oracle, truth):
                 continue
             kind, construct = departure(oracle, truth, markers[row["template"]], row["conversation"])
         elif row["oracle_structure_detail"] and any(row[f"oracle_{check}"] == 0 for check in STRUCTURE_KINDS):
+            if marker_in_arguments(row["oracle_structure_detail"]):
+                continue
             kind, construct = structure_departure(row["oracle_structure_detail"])
         elif truth is not None and verdict is not None and not verdict.writable and plans.in_grammar_order(row, truth):
             kind, construct = GRAMMAR_KIND, f"{verdict.verdict} a reply of {truth_shape(truth)}"
         if not kind:
             continue
-        found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None,
-                             UNORDERED if unordered(row, truth, plans) else ""))
+        why = UNORDERED if unordered(row, truth, plans) else ""
+        if not why and truth is not None and row["origin"] == thinking_shapes.ORIGIN and \
+                (verdict is None or verdict.verdict != "accepts") and \
+                not plans.writes_answer_so(row["template"], row["session_id"], row["reply"], truth):
+            why = UNCONFIRMED
+        found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None, why))
     return plain_refusals(found)
+
+
+def marker_in_arguments(detail: str) -> bool:
+    """Whether llama.cpp's only broken structural check is a marker inside a call's arguments: text of an
+    argument's value, as the reply wrote it, not a leak."""
+    check, _, what = detail.partition(": ")
+    return check == "no_leakage" and what.startswith("tool_calls[")
 
 
 def plain_refusals(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -318,8 +360,10 @@ def finding(row: dict[str, Any], sessions: pd.DataFrame, part: str, kind: str, c
     kwargs = json.loads(session["kwargs"]) if session is not None else {}
     thinking = bool(session["thinking"]) if session is not None else row["mode"].startswith("think")
     contradiction = contradictory_kwargs(thinking, kwargs)
-    reason = why or robustness_reason(row["origin"], row["shape"], bool(row["partial"]), truth is not None,
-                                      row["oracle_grammar"], contradiction)
+    parallel = session is None or ToolMode(session["tools"]).parallel_tool_calls
+    reason = why or past_end_of_turn(row["template"], row["reply"]) or robustness_reason(
+        row["origin"], row["shape"], bool(row["partial"]), truth is not None, row["oracle_grammar"], contradiction,
+        parallel)
     return {
         **{name: row[name] for name in ("case_id", "session_id", "template", "family", "mode", "shape", "origin",
                                          "conversation", "reply", "partial")},
@@ -328,6 +372,18 @@ def finding(row: dict[str, Any], sessions: pd.DataFrame, part: str, kind: str, c
         "construct": construct, "expected": truth, "actual": actual, "grammar": row["oracle_grammar"],
         "defect": defect,
     }
+
+
+def past_end_of_turn(template: str, reply: str) -> str:
+    """Why a reply is a robustness finding when it goes on past the template's end-of-turn marker, where a served
+    model stops ('' where it does not)."""
+    entry = load_index().get(template)
+    thinking_tags = (entry.think_start, entry.think_end) if entry else ()
+    for marker in [marker for marker in entry.end_of_turn if marker not in thinking_tags] if entry else ():
+        at = reply.find(marker)
+        if at != -1 and reply[at + len(marker):].strip():
+            return f"text after the end of the turn ({marker}, where a served model stops)"
+    return ""
 
 
 def representative(group: pd.DataFrame) -> pd.Series:

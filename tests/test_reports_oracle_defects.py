@@ -228,3 +228,41 @@ def test_a_reading_the_template_writes_as_the_same_reply_is_as_right_as_the_trut
     assert plans.writes_alike("Qwen-Qwen3-0.6B.jinja", session, reply, truth, truth)
     other = message(calls=(("get_weather", '{"city": "Rio", "days": "4"}', ""),))
     assert not plans.writes_alike("Qwen-Qwen3-0.6B.jinja", session, reply, other, truth)
+
+
+def test_what_the_template_writes_and_the_prompt_opens_with_is_not_held_against_llama_cpp(tmp_path: Path) -> None:
+    from reports.oracle_defects import Plans
+
+    session = qwen3_session()
+    builder = StoreBuilder(tmp_path)
+    builder.session("Qwen-Qwen3-0.6B.jinja", family="Qwen3", mode="think/auto", session_id=session)
+    plans = Plans(load_run(builder.write()))
+    answer = message("It is sunny.")
+    assert plans.writes_answer_so("Qwen-Qwen3-0.6B.jinja", session, "<think>\nhm\n</think>\n\nIt is sunny.", answer)
+    assert not plans.writes_answer_so("Qwen-Qwen3-0.6B.jinja", session, "It is cloudy.", answer)
+    prompt = plans.planned("Qwen-Qwen3-0.6B.jinja", session).session.prompt
+    tail = prompt[-10:]
+    assert plans.reads_prompt_tail("Qwen-Qwen3-0.6B.jinja", session, message("Hi", tail + "why"),
+                                   message("Hi", "why"))
+    assert not plans.reads_prompt_tail("Qwen-Qwen3-0.6B.jinja", session, message("Hi", "not the prompt why"),
+                                       message("Hi", "why"))
+    assert not plans.reads_prompt_tail("Qwen-Qwen3-0.6B.jinja", session, message("Hello", tail + "why"),
+                                       message("Hi", "why"))
+
+
+def test_a_marker_in_an_arguments_value_is_no_leak_and_text_past_the_end_of_turn_is_robustness() -> None:
+    from reports.oracle_defects import marker_in_arguments, past_end_of_turn
+
+    assert marker_in_arguments("no_leakage: tool_calls[0].arguments holds marker '</think>' @12")
+    assert not marker_in_arguments("no_leakage: content holds marker '</think>' @3")
+    assert not marker_in_arguments("arguments_json: tool_calls[0] broken")
+    nemotron = "NVIDIA-Nemotron-Nano-v2.jinja"
+    assert "end of the turn" in past_end_of_turn(nemotron, "Hi<SPECIAL_12>\n<SPECIAL_11>Assistant\nmore")
+    assert past_end_of_turn(nemotron, "Hi<SPECIAL_12>\n") == ""
+    assert past_end_of_turn("llama-cpp-rwkv-world.jinja", "thought</think>answer") == ""
+
+
+def test_the_same_call_twice_is_robustness_only_where_the_request_allows_one_call() -> None:
+    assert "allows one" in robustness_reason("toolcall", "same_call_twice", False, False, "accepts from 0", "",
+                                             parallel=False)
+    assert robustness_reason("toolcall", "same_call_twice", False, False, "accepts from 0", "", parallel=True) == ""
