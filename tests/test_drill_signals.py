@@ -87,11 +87,11 @@ def leftovers(directory: Path) -> list[str]:
 
 @pytest.fixture
 def slow_sweep(tmp_path: Path, cache: Path, scratch: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """A sweep on two workers through a parser program that takes a second per answer, running; and the file
+    """A sweep on two workers through a parser program that takes five seconds per answer, running; and the file
     in which each start of that program writes its pid."""
     pids = tmp_path / "parser-pids"
     slow = program(tmp_path, "parser", ECHO.format(
-        before="open(sys.argv[1], 'a').write(f'{os.getpid()}\\n')", each="time.sleep(1)").replace(
+        before="open(sys.argv[1], 'a').write(f'{os.getpid()}\\n')", each="time.sleep(5)").replace(
         "import json, sys, time", "import json, os, sys, time"))
     process = started(sweep_args(tmp_path / "run", corpus_file(tmp_path), cache, "-n", "2",
                                  "--parser", f"cmd:{slow} {pids}"), tmp_path, scratch, start_new_session=True)
