@@ -7,7 +7,7 @@ import dataclasses
 import hashlib
 import json
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache, cached_property
@@ -563,9 +563,10 @@ class ParserTimeout(Exception):
 
 @dataclass(frozen=True)
 class StreamRead:
-    """The snapshots after each chunk of one stream, and the final reading."""
+    """The snapshots after each chunk of one stream (which may be read again, each snapshot made whole as it
+    is read), and the final reading."""
 
-    snapshots: tuple[Reading, ...]
+    snapshots: Iterable[Reading]
     final: Reading
 
 

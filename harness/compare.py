@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from chatparity.model import Kind, Message, Reading, Rejection, ToolCall, common_prefix_length
+from harness.short_cache import cached_when_short
 
 NORMALISATIONS = (
     "tool-call arguments compared as parsed JSON (as text when either side is not valid JSON)",
@@ -217,7 +217,7 @@ def agrees(expected: Reading, actual: Reading) -> bool:
                for left, right in zip(expected.tool_calls, actual.tool_calls))
 
 
-@lru_cache(maxsize=4096)
+@cached_when_short(maxsize=4096)
 def arguments_agree(expected: str, actual: str) -> bool:
     """Whether `arguments_difference` finds no difference, without describing one."""
     if expected == actual and not NAN.search(expected):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+
+from harness.short_cache import cached_when_short
 
 SPACE = " \t\r\n"
 SCALAR = re.compile(r"[^\s,\]}]*")
@@ -40,7 +41,7 @@ def escaped_controls(arguments: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=8192)
+@cached_when_short(maxsize=8192)
 def closable(arguments: str) -> tuple[int, str]:
     """The longest prefix of the arguments that is a JSON object once its open string and brackets are closed
     (inside a value string but not within an escape, right after an opening bracket, or right after a complete

@@ -8,7 +8,7 @@ readings with llama.cpp's whole read and what its stream showed last (`final_lab
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -60,12 +60,13 @@ class CharHistory(Protocol):
 @dataclass
 class StreamLabels:
     """The labels of one stream's snapshots that differ from llama-server's: `views` are what llama-server showed
-    at each of `ends`, `kept` the prefixes whose partial parse came back empty (llama-server then keeps what it
-    showed before), and `history` what llama.cpp's stream of every character showed before a prefix."""
+    at each of `ends` (read once, where a retraction is asked about), `kept` the prefixes whose partial parse
+    came back empty (llama-server then keeps what it showed before), and `history` what llama.cpp's stream of
+    every character showed before a prefix."""
 
     text: str
     ends: Sequence[int]
-    views: Sequence[Reading]
+    views: Iterable[Reading]
     kept: Collection[int]
     history: CharHistory
     policies: Policies
@@ -98,7 +99,7 @@ class StreamLabels:
         return self.retracting[index]
 
 
-def retractions(views: Sequence[Reading]) -> list[bool]:
+def retractions(views: Iterable[Reading]) -> list[bool]:
     """Per view, whether it takes back what the view before the stream's first retraction showed."""
     peak: Message | None = None
     before: Message | None = None
@@ -114,9 +115,10 @@ def retractions(views: Sequence[Reading]) -> list[bool]:
     return found
 
 
-def first_shown(views: Mapping[int, Reading]) -> int | None:
-    """The shortest prefix at which llama-server's views show something (None: none does)."""
-    return min((end for end, view in views.items() if isinstance(view, Message) and view != EMPTY), default=None)
+def first_shown(views: Iterable[tuple[int, Reading]]) -> int | None:
+    """The shortest prefix at which llama-server's views (prefix end, view) show something (None: none
+    does)."""
+    return min((end for end, view in views if isinstance(view, Message) and view != EMPTY), default=None)
 
 
 def first_retraction(views: Iterable[tuple[int, Reading]]) -> tuple[int, Message] | None:

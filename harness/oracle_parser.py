@@ -48,9 +48,10 @@ class OracleReader:
         text = "".join(chunks)
         ends = boundaries(chunks)
         with oracle_failures():
-            partials = self.session.partials(text, ends)
-            snapshots = tuple(partials[end] for end in ends)
-            final = server_final(snapshots, self.session.parse(text, False), False) if finish else snapshots[-1]
+            snapshots = self.session.partials(text, ends).reads
+            last = snapshots.last
+            final = server_final(snapshots, self.session.parse(text, False), False) if finish else last
+            assert final is not None
             return StreamRead(snapshots, final)
 
 

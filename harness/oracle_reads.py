@@ -13,7 +13,7 @@ from harness.oracle_cache import OracleCache
 from harness.stream_resume import Streamed, resume_point
 from oracle.build import source_hash
 from oracle.client import GrammarVerdict, Oracle, OracleCrashed, OracleError, OracleTimeout
-from oracle.partial_reads import decoded_at, read_entry, same
+from oracle.partial_reads import PartialReads, decoded_at, read_entry, same
 from oracle.vocabs import Vocab
 from templates.pins import pin_of, resolve_version
 
@@ -234,11 +234,12 @@ class OracleSession:
         )
         return GrammarVerdict.of_text(found)
 
-    def partials(self, text: str, ends: Sequence[int]) -> dict[int, Reading]:
-        """llama.cpp's partial read of each prefix `text[:end]`, from one stream request (kept in the cache as
-        `partial_reads` writes them, with the cuts whose parse came back empty: `kept_at`)."""
+    def partials(self, text: str, ends: Sequence[int]) -> PartialReads:
+        """llama.cpp's partial read of each prefix `text[:end]`, from one stream request (kept, in the cache
+        and in the answer, as `partial_reads` writes them, with the cuts whose parse came back empty:
+        `kept_at`)."""
         if not ends:
-            return {}
+            return decoded_at((), ())
         record = self.cached(("partials", "kept", text, list(ends)), lambda: self.streamed(text, ends))
         try:
             reads = decoded_at(ends, record["reads"])

@@ -13,13 +13,15 @@ parse throws while the finished reply reads (`error_mid_stream`: llama-server en
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
 from chatparity.model import Message, Reading, Rejection, Reply, reading_to_json
 from harness.oracle_reads import OracleFailed, OracleSession
 from harness.server_diffs import InvalidDiff, applied, shrinks
+from oracle.partial_reads import PartialReads
 
 EMPTY = Message()
 KINDS = ("retraction", "marker_dropped", "silent_shrink", "empty_parse", "error_mid_stream")
@@ -101,17 +103,18 @@ def changed_field(before: Message, after: Message) -> str:
 
 
 def judge_stream(
-    text: str, views: Mapping[int, Reading], kept: frozenset[int], final: Reading | None, markers: Sequence[str]
+    text: str, views: Iterable[tuple[int, Reading]], kept: frozenset[int], final: Reading | None,
+    markers: Sequence[str],
 ) -> list[StreamDefect]:
     """The first defect of each kind in llama-server's stream of `text` one code point at a time: `views` are its
-    snapshots by prefix length, `kept` the prefixes whose partial parse came back empty, `final` the finished read
-    (None for a cut reply, whose stream ends at its last snapshot)."""
+    snapshots by prefix length (prefix end, snapshot; shortest first), `kept` the prefixes whose partial parse
+    came back empty, `final` the finished read (None for a cut reply, whose stream ends at its last
+    snapshot)."""
     found: dict[str, StreamDefect] = {}
     shown, shown_at, client = EMPTY, 0, EMPTY
     accepted = isinstance(final, Message)
-    steps: list[tuple[int, Reading, bool]] = [(end, views[end], False) for end in sorted(views)]
-    if final is not None:
-        steps.append((len(text), final, True))
+    finished = [] if final is None else [(len(text), final, True)]
+    steps = chain(((end, view, False) for end, view in views), finished)
     for end, view, finish in steps:
         if isinstance(view, Rejection):
             if accepted and not finish:
@@ -155,7 +158,7 @@ def stream_column(defects: Sequence[StreamDefect]) -> str:
 def case_columns(
     oracle: OracleSession,
     reply: Reply,
-    views: Mapping[int, Reading] | None,
+    views: PartialReads | None,
     final: Reading | OracleFailed | None,
     markers: Sequence[str],
 ) -> dict[str, str]:
@@ -164,12 +167,13 @@ def case_columns(
     columns = {"oracle_stream": "", "oracle_grammar": ""}
     if views is not None and isinstance(final, (Message, Rejection)):
         try:
-            kept = oracle.kept_at(reply.text, sorted(views))
+            kept = oracle.kept_at(reply.text, views.ends)
         except OracleFailed:
             kept = None
         if kept is not None:
             ended = None if reply.partial else final
-            columns["oracle_stream"] = stream_column(judge_stream(reply.text, views, kept, ended, markers))
+            defects = judge_stream(reply.text, views.items(), kept, ended, markers)
+            columns["oracle_stream"] = stream_column(defects)
     try:
         columns["oracle_grammar"] = oracle.grammar(reply.text, reply.partial).text()
     except OracleFailed:

@@ -30,6 +30,7 @@ from chatparity.model import (
     problems_of,
 )
 from harness.specs import import_object
+from oracle.partial_reads import Reads
 
 DEFAULT_TIMEOUT = 30.0
 WATCHDOG_GRACE = 2.0
@@ -233,14 +234,15 @@ def reading(call: Callable[[], Any], timeout: float, problems: bool = True) -> R
 
 class StreamCalls:
     """One stream's parser calls, numbered in the order they run: open the stream (0), feed each chunk (1 to
-    the chunk count), finish (one more, when the reply is finished); each keeps its reading."""
+    the chunk count), finish (one more, when the reply is finished); each keeps its reading (the snapshots
+    each against the one before, `Reads`)."""
 
     def __init__(self, reader: Any, chunks: Sequence[str], finish: bool) -> None:
         self.reader = reader
         self.chunks = chunks
         self.finish = finish
         self.stream: Any = None
-        self.snapshots: list[Reading] = []
+        self.snapshots = Reads()
         self.final: Reading | None = None
 
     def count(self) -> int:
@@ -259,9 +261,9 @@ class StreamCalls:
 
     def read(self) -> StreamRead:
         """The stream's snapshots and final reading (its last snapshot when the reply is not finished)."""
-        final = self.final if self.finish else self.snapshots[-1]
+        final = self.final if self.finish else self.snapshots.last
         assert final is not None
-        return StreamRead(tuple(self.snapshots), final)
+        return StreamRead(self.snapshots, final)
 
 
 class PythonReader:

@@ -53,9 +53,10 @@ from harness.oracle_reads import (
 from harness.policies import NO_POLICIES, Policies
 from harness.policy_rules import Point, takes_back
 from harness.problem_checks import Asked
-from harness.server_view import server_final, server_stream
+from harness.server_view import ServerStream, server_final
 from harness.stream_checks import StreamVerdict, check_stream
 from harness.structural_checks import Structure, check_reading, combined_structure, tool_schemas
+from oracle.partial_reads import PartialReads
 from oracle.vocabs import Vocab, vocab_named, vocab_of_family
 
 Applies = Callable[[str, Reply], bool]
@@ -85,7 +86,7 @@ class CaseRun:
     oracle: OracleSession
     markers: tuple[str, ...] = ()
     oracle_final: Reading | OracleFailed | None = None
-    oracle_partials: dict[int, Reading] | OracleFailed | None = None
+    oracle_partials: PartialReads | OracleFailed | None = None
     kept: frozenset[int] = frozenset()
     parser_whole: Reading | Exception | None = None
     tokens: chunkings.TokenPieces | OracleFailed | None = None
@@ -95,17 +96,18 @@ class CaseRun:
     )
     streams: dict[str, list[tuple[chunkings.Stream, tuple[int, ...]]]] = field(default_factory=dict)
     written: dict[tuple[Reading, tuple[str, ...] | None], str | None] = field(default_factory=dict)
-    views: list[dict[int, Reading] | None] = field(default_factory=list)
+    views: list[PartialReads | None] = field(default_factory=list)
+    first_shown: list[int | None] = field(default_factory=list)
     first_retraction: list[tuple[int, Message] | None] = field(default_factory=list)
 
-    def char_views(self) -> dict[int, Reading] | None:
+    def char_views(self) -> PartialReads | None:
         """What llama-server shows at every prefix of the reply streamed one character at a time: the union
         stream's views where that read every prefix, else one stream of every prefix asked of llama.cpp (None
         where llama.cpp failed)."""
         if not self.views:
             partials = self.oracle_partials
             text = self.case.reply.text
-            if not (isinstance(partials, dict) and len(partials) >= len(text)):
+            if not (isinstance(partials, PartialReads) and len(partials) >= len(text)):
                 try:
                     partials = self.oracle.partials(text, list(range(1, len(text) + 1)))
                 except OracleFailed:
@@ -117,20 +119,22 @@ class CaseRun:
         """What llama.cpp's character-by-character stream of the reply showed last before it first took anything
         back (None where it ended on a rejection or llama.cpp failed)."""
         views = self.char_views()
-        return shown_last(views[end] for end in sorted(views)) if views else None
+        return shown_last(view for _, view in views.items()) if views else None
 
     def shown_before(self, end: int) -> bool:
         """Whether llama.cpp's character-by-character stream showed something before prefix `end`."""
-        views = self.char_views()
-        shown = first_shown(views) if views else None
+        if not self.first_shown:
+            views = self.char_views()
+            self.first_shown.append(first_shown(views.items()) if views else None)
+        shown = self.first_shown[0]
         return shown is not None and shown < end
 
     def taken_back_before(self, end: int, reading: Message) -> bool:
         """Whether llama.cpp's character-by-character stream took something back before prefix `end`, having
         shown before then what `reading` lacks."""
         if not self.first_retraction:
-            views = self.char_views() or {}
-            self.first_retraction.append(first_retraction((cut, views[cut]) for cut in sorted(views)))
+            views = self.char_views()
+            self.first_retraction.append(first_retraction(views.items()) if views else None)
         found = self.first_retraction[0]
         return found is not None and found[0] <= end and takes_back(found[1], reading)
 
@@ -482,7 +486,7 @@ class SessionRunner:
         for failed in (final, partials, tokens):
             if isinstance(failed, OracleFailed):
                 return self.row(run.base, name, failed.outcome, error=str(failed))
-        assert isinstance(final, (Message, Rejection)) and isinstance(partials, dict)
+        assert isinstance(final, (Message, Rejection)) and isinstance(partials, PartialReads)
         if isinstance(reader, Exception):
             return self.row(
                 run.base,
@@ -499,7 +503,7 @@ class SessionRunner:
         for chunks, ends in run.streams[name]:
             label = f"cut {len(chunks[0])}" if name == "split" else ""
             try:
-                expected = server_stream(ends, partials, run.kept)
+                expected = ServerStream(ends, partials, run.kept)
                 read = reader.stream(chunks, finish=not reply.partial)
             except OracleFailed as error:
                 return self.row(run.base, name, error.outcome, error=str(error))
@@ -514,9 +518,7 @@ class SessionRunner:
             parsed = self.whole_read(run, reader)
             whole = None if isinstance(parsed, Exception) else parsed
             labels = StreamLabels(reply.text, ends, expected, run.kept, run, self.policies, markers)
-            found = check_stream(
-                read.snapshots, ends, read.final, whole, dict(zip(ends, expected)), markers, labels
-            )
+            found = check_stream(read.snapshots, ends, read.final, whole, expected, markers, labels)
             verdicts.append(found.labelled(label) if label else found)
             reference = server_final(expected, final, reply.partial)
             judged_final = without_problems(read.final) if reply.partial else read.final

@@ -7,36 +7,56 @@ partial parses came back empty (`kept`); a stream of fewer boundaries keeps its 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 from chatparity.model import Message, Reading, Rejection
+from oracle.partial_reads import PartialReads
 
 EMPTY = Message()
 
 
-def server_stream(ends: Sequence[int], shown: Mapping[int, Reading], kept: Collection[int]) -> list[Reading]:
-    """The snapshots llama-server shows at `ends` (a subset of the union stream's boundaries): the union stream's
-    reading at each, except where the partial parse came back empty (`kept`), where this stream keeps what it
-    showed last."""
+def server_stream(
+    ends: Sequence[int], shown: Iterable[tuple[int, Reading]], kept: Collection[int]
+) -> Iterator[Reading]:
+    """The snapshots llama-server shows at `ends` (a subset of the union stream's boundaries, whose readings
+    `shown` gives in order): the union stream's reading at each, except where the partial parse came back
+    empty (`kept`), where this stream keeps what it showed last."""
+    pairs = iter(shown)
+    at = -1
+    reading: Reading = EMPTY
     state: Message = EMPTY
-    out: list[Reading] = []
     for end in ends:
-        reading = shown[end]
+        while at != end:
+            at, reading = next(pairs)
         if isinstance(reading, Rejection):
-            out.append(reading)
+            yield reading
             continue
         if end not in kept:
             state = reading
-        out.append(state)
-    return out
+        yield state
 
 
-def server_final(snapshots: Sequence[Reading], whole: Reading, partial: bool) -> Reading:
+class ServerStream:
+    """What llama-server shows at each of a stream's `ends` (`server_stream`), read again from the union
+    stream's partial reads each time it is iterated."""
+
+    def __init__(self, ends: Sequence[int], shown: PartialReads, kept: Collection[int]) -> None:
+        self.ends = ends
+        self.shown = shown
+        self.kept = kept
+
+    def __iter__(self) -> Iterator[Reading]:
+        """The snapshots in order, one at a time."""
+        return server_stream(self.ends, self.shown.items(), self.kept)
+
+
+def server_final(snapshots: Iterable[Reading], whole: Reading, partial: bool) -> Reading:
     """The reading a stream ends on: the last snapshot for a partial reply, else the finished parse
     (the last kept message when that parse is empty)."""
-    if partial:
-        return snapshots[-1]
-    if whole != EMPTY:
+    if not partial and whole != EMPTY:
         return whole
-    kept = [reading for reading in snapshots if isinstance(reading, Message)]
-    return kept[-1] if kept else whole
+    last = whole
+    for reading in snapshots:
+        if partial or isinstance(reading, Message):
+            last = reading
+    return last

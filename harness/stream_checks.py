@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 from chatparity.model import Message, Reading
 from harness.compare import agrees, compare, excerpt, first_difference, plainly_equal
@@ -77,9 +78,9 @@ def retraction(previous: Message, current: Message) -> str | None:
     return None
 
 
-def monotonic_break(snapshots: Sequence[Reading], ends: Sequence[int], final: Reading) -> str | None:
+def monotonic_break(snapshots: Iterable[Reading], ends: Sequence[int], final: Reading) -> str | None:
     """The first snapshot (or the final read) that retracts what an earlier one showed."""
-    steps = [*zip(snapshots, ends), (final, None)]
+    steps: Iterable[tuple[Reading, int | None]] = chain(zip(snapshots, ends), [(final, None)])
     previous: Message | None = None
     for reading, end in steps:
         if not isinstance(reading, Message):
@@ -132,29 +133,33 @@ def leak(shown: str, kept: str, markers: tuple[str, ...], checked: int = 0) -> s
     return None
 
 
-def end_reading(snapshots: Sequence[Reading], final: Reading) -> Message:
+def end_reading(snapshots: Iterable[Reading], final: Reading) -> Message:
     """What a stream ends on: its final reading, or the last message it showed where the final is a rejection."""
     if isinstance(final, Message):
         return final
-    shown = [reading for reading in snapshots if isinstance(reading, Message)]
-    return shown[-1] if shown else Message()
+    shown = Message()
+    for reading in snapshots:
+        if isinstance(reading, Message):
+            shown = reading
+    return shown
 
 
 def clean_breaks(
-    snapshots: Sequence[Reading],
+    snapshots: Iterable[Reading],
     ends: Sequence[int],
     final: Reading,
     markers: Sequence[str],
-    oracle_partials: Mapping[int, Reading] | None = None,
+    views: Iterable[Reading] | None = None,
 ) -> Breaks:
     """The snapshots whose content or reasoning shows a template marker, or the start of one, at an offset where
-    the stream's end reading lacks it; a snapshot equal to llama-server's at the same boundary shows what
-    llama.cpp shows, which is not the parser's leak."""
+    the stream's end reading lacks it; a snapshot equal to llama-server's view at the same boundary (`views`,
+    one per end) shows what llama.cpp shows, which is not the parser's leak."""
     reference = end_reading(snapshots, final)
     wanted = tuple(marker for marker in dict.fromkeys(markers) if marker)
     content = reasoning = ""
     breaks = Breaks()
-    for reading, end in zip(snapshots, ends):
+    shown: Iterable[Reading | None] = views if views is not None else (None for _ in ends)
+    for reading, end, view in zip(snapshots, ends, shown):
         if not isinstance(reading, Message):
             continue
         found = None
@@ -168,22 +173,21 @@ def clean_breaks(
             reasoning = reading.reasoning_content
             leaked = leak(reasoning, reference.reasoning_content, wanted, checked)
             found = found or (leaked and f"clean: reasoning_content shows {leaked} (after prefix {end})")
-        if found and not (oracle_partials is not None and agrees(oracle_partials[end], reading)):
+        if found and not (view is not None and agrees(view, reading)):
             breaks = breaks.add(found)
     return breaks
 
 
 def parity_breaks(
-    snapshots: Sequence[Reading],
+    snapshots: Iterable[Reading],
     ends: Sequence[int],
-    oracle_partials: Mapping[int, Reading],
+    views: Iterable[Reading],
     labels: StreamLabels | None = None,
 ) -> Breaks:
-    """The snapshots that differ from the oracle's partial read of the same prefix where `labels` finds neither a
-    policy of the parser nor a llama.cpp defect to explain the difference."""
+    """The snapshots that differ from llama-server's view of the same prefix (`views`, one per end) where
+    `labels` finds neither a policy of the parser nor a llama.cpp defect to explain the difference."""
     breaks = Breaks()
-    for index, (reading, end) in enumerate(zip(snapshots, ends)):
-        expected = oracle_partials[end]
+    for index, (reading, end, expected) in enumerate(zip(snapshots, ends, views)):
         if plainly_equal(expected, reading) or agrees(expected, reading):
             continue
         if labels is not None and labels.label(index, expected, reading):
@@ -198,16 +202,17 @@ def parity_breaks(
 
 
 def check_stream(
-    snapshots: Sequence[Reading],
+    snapshots: Iterable[Reading],
     ends: Sequence[int],
     final: Reading,
     whole: Reading | None,
-    oracle_partials: Mapping[int, Reading] | None,
+    views: Iterable[Reading] | None,
     markers: Sequence[str],
     labels: StreamLabels | None = None,
 ) -> StreamVerdict:
-    """All four invariants of one stream; `whole` is the parser's own whole read (None if it failed); `labels`
-    explains the snapshots that differ from llama-server's where it can."""
+    """All four invariants of one stream; `whole` is the parser's own whole read (None if it failed); `views`
+    are llama-server's snapshots at `ends` (None: llama.cpp's are unknown); `labels` explains the snapshots
+    that differ from them where it can. Each check reads the snapshots and views again, one at a time."""
     inconsistent = None
     if whole is not None:
         found = compare(whole, final)
@@ -215,14 +220,14 @@ def check_stream(
             f"consistent: stream ends differently from the whole read: {found.detail}" if found else None
         )
     retracted = monotonic_break(snapshots, ends, final)
-    leaked = clean_breaks(snapshots, ends, final, markers, oracle_partials)
-    unequal = parity_breaks(snapshots, ends, oracle_partials, labels) if oracle_partials is not None else Breaks()
+    leaked = clean_breaks(snapshots, ends, final, markers, views)
+    unequal = parity_breaks(snapshots, ends, views, labels) if views is not None else Breaks()
     broken = [found for found in (inconsistent, retracted, leaked.first, unequal.first) if found]
     return StreamVerdict(
         consistent=None if whole is None else inconsistent is None,
         monotonic=retracted is None,
         clean=leaked.count == 0,
-        snapshot_parity=None if oracle_partials is None else unequal.count == 0,
+        snapshot_parity=None if views is None else unequal.count == 0,
         detail=broken[0] if broken else "",
         clean_breaks=leaked.count,
         parity_breaks=unequal.count,

@@ -1,10 +1,11 @@
 """The oracle's partial reads of a reply's prefixes as the cache keeps them: each read written as what it keeps of
 the read before (the prefixes of one reply mostly lengthen the same texts), so the reads of a reply of n
-characters take about n characters to store and to parse rather than n²/2."""
+characters take about n characters to store and to parse rather than n²/2. A sweep holds a stream's reads so too
+(`Reads`), and reads them whole one at a time."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from chatparity.model import (
@@ -70,16 +71,18 @@ def encoded(readings: Sequence[Reading], before: Reading | None = None) -> list[
 def decoded(written: Sequence[Any]) -> list[Reading]:
     """The reads `encoded` wrote; a read equal to the one before is that same object. A ValueError names the
     first entry that does not decode."""
-    readings: list[Reading] = []
+    return list(each_decoded(written))
+
+
+def each_decoded(written: Sequence[Any]) -> Iterator[Reading]:
+    """The reads `encoded` wrote, read whole one at a time (`decoded`)."""
     before: Reading | None = None
     for index, item in enumerate(written):
         try:
-            reading = read_entry(before, item)
+            before = read_entry(before, item)
         except (KeyError, TypeError, ValueError, IndexError) as error:
             raise ValueError(f"partial read {index} does not decode: {type(error).__name__}: {error}") from error
-        readings.append(reading)
-        before = reading
-    return readings
+        yield before
 
 
 def read_entry(before: Reading | None, item: Any) -> Reading:
@@ -104,10 +107,57 @@ def read_entry(before: Reading | None, item: Any) -> Reading:
                    tuple(map(str, problems[0])) if problems else None)
 
 
-def decoded_at(ends: Sequence[int], written: Sequence[Any]) -> dict[int, Reading]:
+class Reads:
+    """Reads in order, each kept as its `entry` against the read before: where each mostly lengthens the one
+    before, they take about as much memory as the last one, not all of them whole. Iterating reads them whole
+    again one at a time."""
+
+    def __init__(self, written: Sequence[Any] = (), last: Reading | None = None) -> None:
+        self.written = list(written)
+        self.last = last
+
+    @classmethod
+    def of_written(cls, written: Sequence[Any]) -> Reads:
+        """The reads `encoded` wrote, checked to decode (a ValueError names the first entry that does not)."""
+        last = None
+        for last in each_decoded(written):
+            pass
+        return cls(written, last)
+
+    def append(self, reading: Reading) -> None:
+        """Keep one more read, after the others."""
+        self.written.append(entry(self.last, reading))
+        self.last = reading
+
+    def __len__(self) -> int:
+        """How many reads there are."""
+        return len(self.written)
+
+    def __iter__(self) -> Iterator[Reading]:
+        """The reads in order, each read whole as it comes."""
+        return each_decoded(self.written)
+
+
+class PartialReads:
+    """The partial reads of a reply's prefixes (`reads`), one per prefix length of `ends` (increasing)."""
+
+    def __init__(self, ends: Sequence[int], reads: Reads) -> None:
+        self.ends = tuple(ends)
+        self.reads = reads
+
+    def items(self) -> Iterator[tuple[int, Reading]]:
+        """Each prefix length with its read, in order, read whole one at a time."""
+        return zip(self.ends, self.reads)
+
+    def __len__(self) -> int:
+        """How many prefixes were read."""
+        return len(self.ends)
+
+
+def decoded_at(ends: Sequence[int], written: Sequence[Any]) -> PartialReads:
     """The reads `encoded` wrote, by the prefix length each was read at; a ValueError when they do not decode or
     their count is not that of `ends`."""
-    reads = decoded(written)
+    reads = Reads.of_written(written)
     if len(reads) != len(ends):
         raise ValueError(f"{len(reads)} prefix reads cached for {len(ends)} prefixes")
-    return dict(zip(ends, reads))
+    return PartialReads(ends, reads)

@@ -22,7 +22,7 @@ def kinds(found: list[Any]) -> list[str]:
 
 def test_a_call_taken_back_ends_the_stream_with_the_diff_error_and_what_the_client_holds() -> None:
     views = {1: Message("H"), 2: Message("H", tool_calls=(CALL,)), 3: Message("Hi")}
-    found = judge_stream("abc", views, frozenset(), Message("Hi"), MARKERS)
+    found = judge_stream("abc", views.items(), frozenset(), Message("Hi"), MARKERS)
     assert kinds(found) == ["retraction"]
     assert found[0].error == "Invalid diff: now finding less tool calls!" and (found[0].shown_at, found[0].at) == (2, 3)
     assert found[0].client == Message("H", tool_calls=(CALL,))
@@ -30,33 +30,33 @@ def test_a_call_taken_back_ends_the_stream_with_the_diff_error_and_what_the_clie
 
 def test_text_cut_short_is_a_silent_shrink_and_the_client_keeps_the_longer_text() -> None:
     views = {1: Message("Hel"), 2: Message("He"), 3: Message("Here")}
-    found = judge_stream("abc", views, frozenset(), Message("Here"), MARKERS)
+    found = judge_stream("abc", views.items(), frozenset(), Message("Here"), MARKERS)
     assert kinds(found) == ["silent_shrink"] and found[0].field == "content"
     assert found[0].client == Message("Helre")
 
 
 def test_a_marker_start_shown_then_dropped_is_named() -> None:
     views = {1: Message("Hi <tool"), 2: Message("Hi")}
-    found = judge_stream("ab", views, frozenset(), None, MARKERS)
+    found = judge_stream("ab", views.items(), frozenset(), None, MARKERS)
     assert kinds(found) == ["marker_dropped"] and found[0].marker == "<tool_call>"
 
 
 def test_an_empty_parse_after_something_was_shown_and_an_error_mid_stream() -> None:
     views = {1: Message("Hi"), 2: Message("Hi"), 3: Rejection("bad"), 4: Message("Hi!")}
-    found = judge_stream("abcd", views, frozenset({2}), Message("Hi!"), MARKERS)
+    found = judge_stream("abcd", views.items(), frozenset({2}), Message("Hi!"), MARKERS)
     assert kinds(found) == ["empty_parse", "error_mid_stream"]
     assert (found[0].at, found[0].shown_at) == (2, 1) and found[1].error == "bad"
 
 
 def test_a_clean_stream_and_a_cut_reply_have_no_defect() -> None:
     views = {1: Message("H"), 2: Message("Hi")}
-    assert judge_stream("ab", views, frozenset(), Message("Hi"), MARKERS) == []
-    assert judge_stream("ab", views, frozenset({1}), None, MARKERS) == []
+    assert judge_stream("ab", views.items(), frozenset(), Message("Hi"), MARKERS) == []
+    assert judge_stream("ab", views.items(), frozenset({1}), None, MARKERS) == []
 
 
 def test_the_finished_read_taking_back_a_call_is_judged_at_the_finish() -> None:
     views = {1: Message(tool_calls=(CALL,))}
-    found = judge_stream("a", views, frozenset(), Message("a"), MARKERS)
+    found = judge_stream("a", views.items(), frozenset(), Message("a"), MARKERS)
     assert kinds(found) == ["retraction"] and found[0].finish
 
 

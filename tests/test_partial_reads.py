@@ -15,7 +15,7 @@ from chatparity.model import Message, Reading, Rejection, ToolCall, reading_to_j
 from corpora import catalog
 from harness.oracle_cache import CACHE_FILE, OracleCache
 from harness.oracle_reads import OracleIdentity, OracleReads
-from oracle.partial_reads import decoded, encoded, same
+from oracle.partial_reads import Reads, decoded, encoded, same
 
 texts = st.text(alphabet="ab{}\"é🌧 ", max_size=6)
 problems = st.none() | st.tuples(st.sampled_from(["bad_syntax", "cut_off"]))
@@ -78,9 +78,9 @@ def test_the_cache_keeps_a_char_stream_at_a_fraction_of_its_reads_and_gives_llam
     reply = max(catalog.replies(planned, "quick"), key=lambda found: len(found.text))
     ends = list(range(1, len(reply.text) + 1))
     reads = OracleReads(OracleIdentity.of(), OracleCache(tmp_path))
-    first = reads.session(planned.session).partials(reply.text, ends)
+    first = dict(reads.session(planned.session).partials(reply.text, ends).items())
     asked = reads.requests
-    again = reads.session(planned.session).partials(reply.text, ends)
+    again = dict(reads.session(planned.session).partials(reply.text, ends).items())
     direct = reads.ask("stream", reads.session(planned.session).ensure_handle(), reply.text, ends).partials
     reads.close()
     assert asked >= 1 and reads.requests == asked + 2
@@ -90,3 +90,31 @@ def test_the_cache_keeps_a_char_stream_at_a_fraction_of_its_reads_and_gives_llam
     kept = max(len(zlib.decompress(value)) for (value,) in stored)
     listed = len(json.dumps([reading_to_json(read) for read in direct], ensure_ascii=False).encode())
     assert len(reply.text) > 150 and kept * 5 < listed, (kept, listed)
+
+
+@settings(max_examples=200, deadline=None)
+@given(grown_reads())
+def test_reads_kept_one_at_a_time_come_back_equal_each_time_they_are_read(reads: list[Reading]) -> None:
+    kept = Reads()
+    for reading in reads:
+        kept.append(reading)
+    assert len(kept) == len(reads) and kept.last is reads[-1]
+    for _ in range(2):
+        back = list(kept)
+        assert all(same(first, second) for first, second in zip(reads, back, strict=True)), (reads, back)
+
+
+def test_a_character_streams_reads_keep_about_its_length_of_text() -> None:
+    text = "<think>" + "é" * 500 + "</think>" + "word " * 500
+    kept = Reads()
+    for end in range(1, len(text) + 1):
+        kept.append(Message(content=text[:end]))
+    added = sum(len(entry[1][1]) for entry in kept.written)
+    assert added == len(text)
+    assert [reading.content for reading in kept][-1] == text
+
+
+def test_reads_written_elsewhere_are_checked_when_taken() -> None:
+    assert list(Reads.of_written(encoded([Message("a"), Message("ab")]))) == [Message("a"), Message("ab")]
+    with pytest.raises(ValueError, match="partial read 1 does not decode"):
+        Reads.of_written([[[0, ""], [0, "ab"], []], [[0, ""], [3, "c"], []]])

@@ -36,8 +36,8 @@ def test_a_rejected_end_is_judged_against_the_last_message_shown() -> None:
 
 def test_a_snapshot_equal_to_llama_servers_shows_llama_cpps_leak_not_the_parsers() -> None:
     snapshots = [Message(content="<th"), Message(content="Hi")]
-    oracle = {3: Message(content="<th"), 5: Message(content="Hi")}
-    assert clean_breaks(snapshots, [3, 5], Message(content="Hi"), ("<think>",), oracle).count == 0
+    views = [Message(content="<th"), Message(content="Hi")]
+    assert clean_breaks(snapshots, [3, 5], Message(content="Hi"), ("<think>",), views).count == 0
     assert clean_breaks(snapshots, [3, 5], Message(content="Hi"), ("<think>",)).count == 1
 
 

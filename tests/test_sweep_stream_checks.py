@@ -20,7 +20,7 @@ def run(
         ends,
         final,
         whole if whole is not None else final,
-        partials if partials is not None else dict(zip(ends, snapshots)),
+        [partials[end] for end in ends] if partials is not None else snapshots,
         MARKERS,
     )
 
