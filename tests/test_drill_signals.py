@@ -47,10 +47,16 @@ def sweep_args(out: Path, corpus: Path, cache: Path, *flags: str) -> list[str]:
             "--oracle-cache", str(cache), *flags]
 
 
+INTERRUPTIBLE = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                 "sys.argv[0] = 'chatparity'; runpy.run_module('chatparity', run_name='__main__', alter_sys=True)")
+"""`python3 -m chatparity` taking SIGINT as an interrupt even where this test runs with it ignored (a background
+job inherits SIGINT ignored, and so would the sweep)."""
+
+
 def started(args: list[str], cwd: Path, scratch: Path, **popen: object) -> subprocess.Popen[str]:
-    """`python3 -m chatparity ARGS` started in the background with TMPDIR `scratch`."""
+    """`python3 -m chatparity ARGS` started in the background with TMPDIR `scratch`, interruptible."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch)}
-    return subprocess.Popen([sys.executable, "-m", "chatparity", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-c", INTERRUPTIBLE, *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=cwd, env=env, **popen)  # type: ignore[call-overload]
 
 
