@@ -56,6 +56,8 @@ GRAMMAR_KIND = "samples under a grammar that cannot write the template's reply"
 PLAIN = ("single", "system")
 """The conversations of one question (with or without a system prompt)."""
 UNORDERED = "arguments written in another order than llama.cpp's grammar makes a model write them"
+PYTHON_TEXT = ("an object or list argument written as Python text, as the template prints it, which llama.cpp's "
+               "grammar never lets a model write (it writes JSON there)")
 UNCONFIRMED = ("a form neither the template nor llama.cpp's grammar is known to write (the template's rendering of "
                "the answer is not in the reply, and no grammar constrains it)")
 STRUCTURE_KINDS = {
@@ -264,12 +266,28 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
         if not kind:
             continue
         why = UNORDERED if unordered(row, truth, plans) else ""
+        if not why and verdict is not None and not verdict.writable and python_text_values(row["reply"], truth):
+            why = PYTHON_TEXT
         if not why and truth is not None and row["origin"] == thinking_shapes.ORIGIN and \
                 (verdict is None or verdict.verdict != "accepts") and \
                 not plans.writes_answer_so(row["template"], row["session_id"], row["reply"], truth):
             why = UNCONFIRMED
         found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None, why))
     return plain_refusals(found)
+
+
+def python_text_values(reply: str, truth: dict[str, Any] | None) -> bool:
+    """Whether the reply writes a call's object or list argument as Python's text of it (`{'title': 'Beach'}`, what
+    jinja writes for a value a template prints as it is) rather than as JSON."""
+    for call in (truth or {}).get("tool_calls") or []:
+        try:
+            arguments = json.loads(call.get("arguments") or "")
+        except ValueError:
+            continue
+        values = arguments.values() if isinstance(arguments, dict) else ()
+        if any(isinstance(value, (dict, list)) and value and str(value) in reply for value in values):
+            return True
+    return False
 
 
 def marker_in_arguments(detail: str) -> bool:

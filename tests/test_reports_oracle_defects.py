@@ -266,3 +266,13 @@ def test_the_same_call_twice_is_robustness_only_where_the_request_allows_one_cal
     assert "allows one" in robustness_reason("toolcall", "same_call_twice", False, False, "accepts from 0", "",
                                              parallel=False)
     assert robustness_reason("toolcall", "same_call_twice", False, False, "accepts from 0", "", parallel=True) == ""
+
+
+def test_an_argument_the_template_prints_as_python_text_is_told_apart() -> None:
+    from reports.oracle_defects import python_text_values
+
+    truth = message(calls=(("create_event", '{"event": {"title": "Beach"}, "attendees": ["Ana"]}', ""),))
+    assert python_text_values("<param name=\"event\">{'title': 'Beach'}</param>", truth)
+    assert python_text_values("<param name=\"attendees\">['Ana']</param>", truth)
+    assert not python_text_values('<param name="event">{"title": "Beach"}</param>', truth)
+    assert not python_text_values("{'title': 'Beach'}", message(calls=(("get", '{"city": "Rio"}', ""),)))
