@@ -56,6 +56,10 @@ GRAMMAR_KIND = "samples under a grammar that cannot write the template's reply"
 PLAIN = ("single", "system")
 """The conversations of one question (with or without a system prompt)."""
 UNORDERED = "arguments written in another order than llama.cpp's grammar makes a model write them"
+ALWAYS_LLAMA_CPPS = "arguments_json"
+"""The structural check whose break is llama.cpp's whatever the model wrote: arguments it returns must be JSON."""
+MODELS_OWN = ("no meaning known, and the model may have written it so (a marker in its text, arguments off the "
+              "schema): llama.cpp returns what was written")
 PYTHON_TEXT = ("an object or list argument written as Python text, as the template prints it, which llama.cpp's "
                "grammar never lets a model write (it writes JSON there)")
 UNCONFIRMED = ("a form neither the template nor llama.cpp's grammar is known to write (the template's rendering of "
@@ -266,6 +270,8 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
         if not kind:
             continue
         why = UNORDERED if unordered(row, truth, plans) else ""
+        if not why and truth is None and not row["oracle_structure_detail"].startswith(f"{ALWAYS_LLAMA_CPPS}:"):
+            why = MODELS_OWN
         if not why and verdict is not None and not verdict.writable and python_text_values(row["reply"], truth):
             why = PYTHON_TEXT
         if not why and truth is not None and row["origin"] == thinking_shapes.ORIGIN and \

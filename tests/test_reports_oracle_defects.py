@@ -276,3 +276,21 @@ def test_an_argument_the_template_prints_as_python_text_is_told_apart() -> None:
     assert python_text_values("<param name=\"attendees\">['Ana']</param>", truth)
     assert not python_text_values('<param name="event">{"title": "Beach"}</param>', truth)
     assert not python_text_values("{'title': 'Beach'}", message(calls=(("get", '{"city": "Rio"}', ""),)))
+
+
+def test_without_a_meaning_only_arguments_that_are_not_json_count_against_llama_cpp(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path)
+    builder.row("n1", "a.jinja", shape="one_call", reply="<think>x</tool_call></think>",
+                oracle_reading=json.dumps(message(reasoning="x</tool_call>")), oracle_grammar="accepts from 0",
+                oracle_no_leakage=0, oracle_structure_detail="no_leakage: reasoning_content holds marker '</tool_call>'")
+    builder.row("n2", "a.jinja", shape="one_call", reply="<tool_call>{}</tool_call>",
+                oracle_reading=json.dumps(message(calls=(("get", "{}", ""),))), oracle_grammar="accepts from 0",
+                oracle_arguments_schema=0, oracle_structure_detail="arguments_schema: tool_calls[0]: 'city' is required")
+    builder.row("n3", "a.jinja", shape="one_call", reply="<tool_call>{'a': 1}</tool_call>",
+                oracle_reading=json.dumps(message(calls=(("get", "{'a': 1}", ""),))), oracle_grammar="accepts from 0",
+                oracle_arguments_json=0, oracle_structure_detail="arguments_json: tool_calls[0] broken")
+    entries = oracle_defects(load_run(builder.write()), requests=False).clusters
+    sections = dict(zip(entries["case_id"], entries["section"]))
+    assert sections == {"n1": ROBUSTNESS, "n2": ROBUSTNESS, "n3": MAIN}
+    assert all("may have written it so" in reason for reason in entries.loc[entries["section"] == ROBUSTNESS,
+                                                                                 "reason"])
