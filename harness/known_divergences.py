@@ -5,12 +5,12 @@ expectations and applied to each row as the sweep makes it."""
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from chatparity.model import Kind
+from harness.expectation_files import read_tables
 
 DIVERGENCES_FILE = "known_divergences.toml"
 GLOB_FIELDS = ("template", "family", "syntax", "origin", "shape", "mode", "chunking")
@@ -92,16 +92,8 @@ NO_DIVERGENCES = KnownDivergences()
 
 def load_divergences(path: Path) -> KnownDivergences:
     """Read and check a known-divergences file."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise DivergenceFileError(f"{path}: no such known-divergences file") from error
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise DivergenceFileError(f"{path}: not valid TOML: {error}") from error
-    unknown_tables = set(data) - {"divergence"}
-    if unknown_tables:
-        raise DivergenceFileError(f"{path}: unknown top-level keys {sorted(unknown_tables)}; use [[divergence]]")
-    entries = tuple(entry(path, number, raw) for number, raw in enumerate(data.get("divergence", []), start=1))
+    raw_entries = read_tables(path, "divergence", "known-divergences", DivergenceFileError)
+    entries = tuple(entry(path, number, raw) for number, raw in enumerate(raw_entries, start=1))
     names = [item.name for item in entries]
     for number, name in enumerate(names, start=1):
         if name in names[: number - 1]:

@@ -4,12 +4,12 @@ it and the rule that predicts it (`harness.policy_rules`), read from `policies.t
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from chatparity.model import Message, Reading
 from harness.compare import agrees
+from harness.expectation_files import read_tables
 from harness.policy_rules import KEPT_STREAM, RULES, Point, Rule
 
 POLICIES_FILE = "policies.toml"
@@ -85,16 +85,7 @@ NO_POLICIES = Policies()
 
 def load_policies(path: Path) -> Policies:
     """Read and check a policies file: `[[policy]]` entries with name, rule, reason and documented."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise PolicyFileError(f"{path}: no such policies file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise PolicyFileError(f"{path}: not valid TOML: {error}") from None
-    unknown = set(data) - {"policy"}
-    if unknown:
-        raise PolicyFileError(f"{path}: unknown top-level keys {sorted(unknown)}; use [[policy]]")
-    entries = data.get("policy", [])
+    entries = read_tables(path, "policy", "policies", PolicyFileError)
     if not isinstance(entries, list):
         raise PolicyFileError(f"{path}: 'policy' must be an array of tables ([[policy]])")
     policies = tuple(policy_entry(path, number, raw) for number, raw in enumerate(entries, start=1))
