@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 
-def read_tables(path: Path, key: str, what: str, error: type[Exception]) -> object:
+def read_tables(path: Path, key: str, what: str, error: type[Exception]) -> Any:
     """The value under `key` (`[[key]]` entries) of the TOML file `path`, a `what` file; `error` for a missing
     file, bad TOML or another top-level key."""
     try:
