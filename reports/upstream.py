@@ -15,7 +15,7 @@ def checked() -> dict[tuple[str, str], str]:
     """Each checked family and kind with its status line."""
     data = tomllib.loads(STATUS_FILE.read_text(encoding="utf-8")) if STATUS_FILE.exists() else {}
     return {
-        (entry["family"], entry["kind"]): f"{entry['status']} on master ({entry['checked']}): {entry['evidence']}"
+        (entry["family"], entry["kind"]): f"{entry['status']} in {entry['checked']}: {entry['evidence']}"
         for entry in data.get("entry", [])
     }
 
