@@ -226,6 +226,7 @@ class SweepItem(OneLineFailure, pytest.Item):
         state = state_of(self.config)
         assert state is not None
         config = state.config
+        name, revision = state.identity
         replies = state.source.replies(self.planned, config.profile)
         profile = config.profile_rules
         runner = SessionRunner(
@@ -246,8 +247,8 @@ class SweepItem(OneLineFailure, pytest.Item):
         payload = {
             "session": record_dict(result.session),
             "rows": [record_dict(row) for row in result.rows],
-            "parser_name": state.identity[0],
-            "parser_revision": state.identity[1],
+            "parser_name": name,
+            "parser_revision": revision,
         }
         self.user_properties.append((PROPERTY, payload_bytes(payload)))
         self.user_properties.append((FAILING, failing_labels(result.rows)))
