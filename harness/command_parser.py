@@ -66,7 +66,8 @@ class Program:
     """The parser's process: a JSON line in, a JSON line out; restarted after a failure. It runs in a process
     group of its own, ended whole when the program stops (whatever children it left holding its output); its
     stderr goes to `log` when given (else to this process's stderr). A request's timeout counts from when the
-    program reads it, so a program's start-up (bounded by a timeout of its own) counts against no request."""
+    program reads it, so a program's start-up (bounded by a timeout of its own) counts against no request.
+    `closes` turns false once the program shows it does not know `close`."""
 
     def __init__(self, command: str, timeout: float, log: StderrLog | None = None) -> None:
         self.argv = shlex.split(command)
@@ -79,6 +80,7 @@ class Program:
         self.generation = 0
         self.next_id = 0
         self.starting = False
+        self.closes = True
 
     def start(self) -> None:
         """Start the process and a thread reading its stdout lines into a queue."""
@@ -217,6 +219,19 @@ class CommandReader:
         snapshots = tuple(answer_reading(item, f"snapshot {index}") for index, item in enumerate(raw))
         final = answer_reading(response.get("final"), "final reading") if finish else snapshots[-1]
         return StreamRead(snapshots, final)
+
+    def close(self) -> None:
+        """Send `close` for the reader if the program that opened it still runs; a program that answers it with
+        an error or `unsupported`, or not at all, is sent no more (a parser older than `close` keeps working)."""
+        if not self.program.closes or self.generation != self.program.generation or self.program.process is None:
+            return
+        try:
+            response = self.program.request("close", reader=self.reader)
+        except (ParserCrashed, ParserTimeout):
+            self.program.closes = False
+            return
+        if "unsupported" in response:
+            self.program.closes = False
 
 
 class CommandParser:

@@ -16,6 +16,7 @@ from harness.command_parser import session_json
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "harness" / "protocol.schema.json").read_text(encoding="utf-8"))
+SHIPPED = ROOT / "harness" / "protocol_transcript.jsonl"
 NODE_PARSER = ROOT / "examples" / "hermes_parser" / "parser.mjs"
 RECORDER = ROOT / "tests" / "protocol_recorder.py"
 TEMPLATE = "Qwen-Qwen3-0.6B.jinja"
@@ -49,9 +50,18 @@ def test_the_schema_is_a_valid_json_schema() -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
 
 
+def test_the_shipped_transcript_fits_the_schema() -> None:
+    exchanges = [json.loads(line) for line in SHIPPED.read_text(encoding="utf-8").splitlines()]
+    ops = [exchange["request"]["op"] for exchange in exchanges]
+    assert ops[:6] == ["info", "open", "parse", "stream", "parse", "close"]
+    for exchange in exchanges:
+        assert problems(None, exchange["request"]) == []
+        assert problems(f"answer_to_{exchange['request']['op']}", exchange["answer"]) == []
+
+
 def test_every_request_of_a_sweep_fits_the_schema(transcript: list[dict[str, Any]]) -> None:
     ops = {exchange["request"]["op"] for exchange in transcript}
-    assert ops >= {"info", "open", "parse", "stream"}
+    assert ops >= {"info", "open", "parse", "stream", "close"}
     for exchange in transcript:
         assert problems(None, exchange["request"]) == [], exchange["request"]
 
@@ -63,16 +73,23 @@ def test_every_answer_of_the_example_fits_the_schema(transcript: list[dict[str, 
         assert problems(f"answer_to_{op}", answer) == [] or problems("error_answer", answer) == [], answer
 
 
-def test_info_comes_first_and_a_reader_is_used_only_after_its_open(transcript: list[dict[str, Any]]) -> None:
+def test_info_comes_first_and_a_reader_is_used_from_its_open_to_its_close(
+    transcript: list[dict[str, Any]],
+) -> None:
     assert transcript[0]["request"]["op"] == "info"
     assert all(exchange["request"]["op"] != "info" for exchange in transcript[1:])
     opened: set[str] = set()
+    closed = 0
     for exchange in transcript:
         request, answer = exchange["request"], exchange["answer"]
         if request["op"] == "open" and "reader" in answer:
             opened.add(json.dumps(answer["reader"]))
         elif "reader" in request:
             assert json.dumps(request["reader"]) in opened, request
+        if request["op"] == "close":
+            opened.remove(json.dumps(request["reader"]))
+            closed += 1
+    assert closed > 0 and not opened
 
 
 def test_a_request_off_the_schema_is_caught() -> None:
