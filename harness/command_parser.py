@@ -143,7 +143,7 @@ class Program:
         assert process is not None and process.stdin is not None
         self.next_id += 1
         line = json.dumps({"id": self.next_id, "op": op, **fields}, ensure_ascii=False)
-        data = line.encode("utf-8", "surrogatepass") + b"\n"
+        data = line.encode("utf-8") + b"\n"
         fd = process.stdin.fileno()
         try:
             if self.starting:

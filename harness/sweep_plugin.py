@@ -21,6 +21,7 @@ from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
 from chatparity.processes import end_with_parent, interrupt_on_term
 from harness import store
 from harness.collector import ReadingCollector
+from harness.input_rules import broken_input
 from harness.known_divergences import KnownDivergences, divergences_in
 from harness.oracle_cache import OracleCache, take_notes
 from harness.oracle_reads import OracleIdentity, OracleReads
@@ -228,6 +229,9 @@ class SweepItem(OneLineFailure, pytest.Item):
         config = state.config
         name, revision = state.identity
         replies = state.source.replies(self.planned, config.profile)
+        broken = broken_input(self.planned.session, replies)
+        if broken:
+            raise SweepItemError(f"input rule: {broken}")
         profile = config.profile_rules
         runner = SessionRunner(
             self.planned,
