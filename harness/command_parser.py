@@ -125,13 +125,18 @@ class Program:
             except OSError:
                 pass
 
-    def request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """Send one request and return its response (the program started first if it is not running);
-        ParserCrashed/ParserTimeout on failure."""
+    def answer(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request and return its answer as written, an error answer too (the program started first
+        if it is not running); ParserCrashed/ParserTimeout when no answer comes back."""
         if self.process is None or self.process.poll() is not None:
             self.stop()
             self.start()
-        response = self.exchange(op, fields)
+        return self.exchange(op, fields)
+
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request and return its response; ParserCrashed for an error answer, ParserCrashed or
+        ParserTimeout when none comes back."""
+        response = self.answer(op, **fields)
         if "error" in response:
             raise ParserCrashed(f"{op}: {response['error']}")
         return response
@@ -221,9 +226,10 @@ class CommandReader:
         return StreamRead(snapshots, final)
 
     def close(self) -> None:
-        """Send `close` for the reader if the program that opened it still runs; a program that answers it with
-        an error or `unsupported`, or not at all, is sent no more (a parser older than `close` keeps working)."""
-        if not self.program.closes or self.generation != self.program.generation or self.program.process is None:
+        """Send `close` for the reader if the program that opened it still runs; a program that answers it
+        with an error or `unsupported`, or not at all, is sent no more (a parser older than `close` works)."""
+        program = self.program
+        if not program.closes or self.generation != program.generation or program.process is None:
             return
         try:
             response = self.program.request("close", reader=self.reader)

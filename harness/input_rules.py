@@ -1,5 +1,5 @@
-"""The input rule every parser may rely on: each string a sweep sends (session fields, replies) is Unicode text,
-never a lone surrogate (\\ud800-\\udfff), which Rust, Zig or Dart strings cannot hold and UTF-8 cannot encode."""
+"""The input rule every parser may rely on: each string a sweep sends (session fields, replies) is Unicode
+text, never a lone surrogate (\\ud800-\\udfff), which Rust, Zig or Dart strings cannot hold."""
 
 from __future__ import annotations
 

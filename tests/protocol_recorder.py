@@ -1,5 +1,5 @@
-"""`python tests/protocol_recorder.py TRANSCRIPT COMMAND ARGS`: a parser program that forwards every request line
-to COMMAND and its answer back, appending both to TRANSCRIPT as `{"request": …, "answer": …}` lines."""
+"""`python tests/protocol_recorder.py TRANSCRIPT COMMAND ARGS`: a parser program that forwards every request
+line to COMMAND and its answer back, appending both to TRANSCRIPT as `{"request": …, "answer": …}` lines."""
 
 from __future__ import annotations
 

@@ -33,8 +33,8 @@ def test_a_session_or_a_reply_with_a_lone_surrogate_breaks_the_rule() -> None:
     session = planned(QWEN3, True, ToolMode.AUTO).session
     assert broken_input(session, [CLEAN]) is None
     assert broken_input(session, [CLEAN, BROKEN]) == (
-        "reply (origin hand, shape surrogate) at code point 4: a lone surrogate (\\ud800-\\udfff) is not text; "
-        "no parser is sent it"
+        "reply (origin hand, shape surrogate) at code point 4: "
+        "a lone surrogate (\\ud800-\\udfff) is not text; no parser is sent it"
     )
     asked = replace(session, messages=({"role": "user", "content": "Rio\ud83d?"},))
     assert (broken_input(asked, []) or "").startswith("session.messages[0].content at code point 3: ")

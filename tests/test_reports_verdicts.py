@@ -200,8 +200,9 @@ def test_show_prints_the_settings_and_messages_the_parser_receives() -> None:
         lines = request_lines(Request.of(session))
         settings = json.loads(lines[0])
         assert settings == {key: sent[key] for key in settings}
-        assert set(settings) == {"tool_choice", "parallel_tool_calls", "enable_thinking", "chat_template_kwargs",
-                                 "reasoning_format"}
+        assert set(settings) == {
+            "tool_choice", "parallel_tool_calls", "enable_thinking", "chat_template_kwargs", "reasoning_format"
+        }
         messages = lines[lines.index("  messages:") + 1 : lines.index(f"  tools ({len(sent['tools'])}):")]
         assert [json.loads(line) for line in messages] == sent["messages"]
         if not session.enable_thinking and not session.chat_template_kwargs:

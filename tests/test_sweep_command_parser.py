@@ -29,7 +29,8 @@ for line in sys.stdin:
     if op == "open":
         opened += 1
         readers.add(opened)
-        answer = {"unsupported": "no"} if request["session"]["enable_thinking"] is False else {"reader": opened}
+        thinks = request["session"]["enable_thinking"]
+        answer = {"reader": opened} if thinks else {"unsupported": "no"}
     elif op == "close" and CLOSE == "exit":
         sys.exit(3)
     elif op == "close" and CLOSE == "error":
@@ -63,8 +64,8 @@ def qwen_session(thinking: bool) -> Session:
 
 
 def program_parser(tmp_path: Path, close: str) -> CommandParser:
-    """PROGRAM as a parser, answering `close` by forgetting the reader (`forget`), with an error (`error`) or by
-    exiting (`exit`)."""
+    """PROGRAM as a parser, answering `close` by forgetting the reader (`forget`), with an error (`error`) or
+    by exiting (`exit`)."""
     program = tmp_path / "program.py"
     program.write_text(PROGRAM, encoding="utf-8")
     return CommandParser(f"{sys.executable} {program} {close}", timeout=2.0)
