@@ -112,8 +112,10 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         "--expectations",
         metavar="DIR",
         type=Path,
-        help="the parser's expectations: a directory with known_divergences.toml and baseline/ (default: "
-        "the project's for reply, none for other parsers); recorded in the run's stamp",
+        help="the parser's expectations: a directory holding any of policies.toml, known_divergences.toml, "
+        "baseline/ (quick runs) and baseline-full/ (full runs), none required; make a baseline with "
+        "'chatparity gate --update --baseline DIR/baseline RUN' (default: the project's for reply, none for "
+        "other parsers); recorded in the run's stamp",
     )
     parser.add_argument(
         "--junitxml",

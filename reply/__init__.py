@@ -28,7 +28,7 @@ an open span grows the read is lengthened without parsing (`growth.py`), so the 
 text (linear work in the reply).
 
 Streams and cut-off replies (`parse(text, partial=True)`) show what llama-server shows after streaming
-the text character by character, with rules on top that keep a stream's promises (README, "Streams keep
+the text character by character, with rules on top that keep a stream's promises (docs/reply.md, "Streams keep
 their promises"): the start of a marker still arriving at the end is held back until it resolves, a call's
 arguments show only up to their last closable point, raw control characters in strings escaped
 (`promises.py`), and a read that would take back what was shown is not shown (where llama.cpp would fail
@@ -60,7 +60,7 @@ The registry (`syntaxes/__init__.py`) imports every module of the package. Then 
 templates in templates/families.json and run `chatparity templates rebuild`: tests/test_reply_oracle.py takes
 every template the index assigns to an implemented syntax and reads it through the harness's own runner (the
 sweep's comparison with the oracle), whole and per-character streamed. Hand-made replies for one syntax go in
-tests/test_reply_<name>.py (see the README's "Adding a syntax").
+tests/test_reply_<name>.py (see docs/reply.md, "Adding a syntax").
 """
 
 from __future__ import annotations

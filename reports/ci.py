@@ -9,7 +9,7 @@ from xml.etree import ElementTree
 import pandas as pd
 
 from reports.divergences import Verdict
-from reports.expectations import baseline_of, expectations_of
+from reports.expectations import Expectations, baseline_of, expectations_of
 from reports.judgement import Judgement, judge_run
 from reports.runs import Run
 from reports.show import show_command
@@ -25,15 +25,28 @@ def sweep_judgement(run: Run, verdict: Verdict) -> Judgement:
 
 def verdict_lines(run: Run, judgement: Judgement, shown: int = 10) -> list[str]:
     """The sweep's last words: the verdict, and on a FAIL the first failing rows and how to see them."""
-    where = expectations_of(run.stamp).describe()
-    lines = [*judgement.lines(), f"  expectations: {where}"]
+    expectations = expectations_of(run.stamp)
+    lines = [*judgement.lines(), f"  expectations: {expectations.describe()}"]
     failures = judgement.failures
+    if not judgement.baseline and len(failures):
+        lines.append(first_baseline_hint(run, expectations))
     if len(failures):
         lines.append(f"failing rows ({len(failures):,}), each with the command that shows it:")
         lines += [f"  {row['template']} {row['mode']} {failure_line(row, run)}" for _, row in failures.head(shown).iterrows()]
         if len(failures) > shown:
             lines.append(f"  …and {len(failures) - shown:,} more (failures.csv, report.html)")
     return lines
+
+
+def first_baseline_hint(run: Run, expectations: Expectations) -> str:
+    """What to do after a first sweep with no baseline: record one, then sweep against it."""
+    directory = expectations.directory or Path("EXPECTATIONS")
+    baseline = expectations.baseline(str(run.stamp.get("profile") or "")) or directory / "baseline"
+    return (
+        f"  next: fix the failing rows, or record them as the parser's baseline "
+        f"(`chatparity gate --update --baseline {baseline} {run.directory}`) and sweep again with "
+        f"`--expectations {directory}` (docs/reports.md#reports-diff-and-gate)"
+    )
 
 
 def exit_status(judgement: Judgement) -> int:

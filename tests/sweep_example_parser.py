@@ -1,6 +1,6 @@
 """An example parser program for `--parser 'cmd:python tests/sweep_example_parser.py'`.
 
-It speaks the sweep's subprocess protocol (README, "The subprocess parser protocol") and answers with the
+It speaks the sweep's subprocess protocol (docs/protocols.md, "The subprocess parser protocol") and answers with the
 oracle's readings, so a sweep through it must match the oracle everywhere.
 """
 

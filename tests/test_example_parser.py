@@ -41,7 +41,11 @@ def test_a_maintainer_sweeps_the_example_records_expectations_and_passes(tmp_pat
     assert "accepted by policy: " in first.stdout and "holds-a-marker-still-arriving" in first.stdout
     junit = ElementTree.parse(tmp_path / "first.xml").getroot()
     assert int(junit.get("tests", 0)) >= 10 and int(junit.get("failures", 0)) >= 1
-    updated = chatparity("gate", "--update", str(tmp_path / "first"))
+    hint = next(line for line in first.stdout.splitlines() if line.startswith("  next: "))
+    printed_gate = hint.split("`chatparity ")[1].split("`")[0].split()
+    assert printed_gate == ["gate", "--update", "--baseline", str(expectations / "baseline"), str(tmp_path / "first")]
+    assert f"`--expectations {expectations}`" in hint
+    updated = chatparity(*printed_gate)
     assert updated.returncode == 0, updated.stderr
     assert (expectations / "baseline" / "outcomes.csv").read_text(encoding="utf-8").startswith(
         "template,mode,origin,shape,chunkings,outcome,case_id\n"

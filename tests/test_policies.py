@@ -9,8 +9,10 @@ import pytest
 from chatparity.model import Message, Rejection, ToolCall
 from harness.policies import Policies, Policy, PolicyFileError, load_policies, policies_in
 from harness.policy_rules import Point
+from tests.markdown_links import anchors
 
-REPLY_POLICIES = Path(__file__).resolve().parent.parent / "reply" / "expectations" / "policies.toml"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+REPLY_POLICIES = PROJECT_ROOT / "reply" / "expectations" / "policies.toml"
 MARKERS = ("<think>", "</think>", "<tool_call>", ">>>")
 
 
@@ -106,7 +108,10 @@ def test_the_project_parsers_policies_load_and_name_where_they_are_documented() 
     assert {policy.rule for policy in loaded.policies} == {
         "kept_stream", "held_marker_start", "held_arguments", "escaped_control_characters", "closed_arguments",
     }
-    assert all(policy.documented.startswith("README.md#") for policy in loaded.policies)
+    for policy in loaded.policies:
+        document, anchor = policy.documented.split("#")
+        assert anchor in anchors(PROJECT_ROOT / document), policy.documented
+
 
 
 def test_no_expectations_directory_means_no_policies(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The stream's promises: a stream never shows a call that its end drops, and a finished message never
 carries a call whose arguments are not a JSON object, even where llama.cpp's final read drops the call or
-hands out broken arguments (README, "Streams keep their promises")."""
+hands out broken arguments (docs/reply.md, "Streams keep their promises")."""
 
 from __future__ import annotations
 
