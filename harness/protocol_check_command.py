@@ -27,7 +27,9 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         "request, the field of the answer, what was wrong. Exit status: 0 no violation, 1 violations, 2 "
         "nothing could be checked (the program cannot start, or declines every session).",
     )
-    parser.add_argument("command", metavar="COMMAND", help="the program's command line (as after cmd:)")
+    parser.add_argument(
+        "command", metavar="COMMAND", help="the program's command line ('cmd:' before it is allowed)"
+    )
     parser.add_argument(
         "--templates",
         metavar="GLOB",

@@ -76,3 +76,16 @@ def test_a_program_that_cannot_start_is_one_line(capsys: pytest.CaptureFixture[s
     assert err.startswith(
         "chatparity protocol-check: parser command 'no-such-parser-program --json' cannot start"
     )
+
+
+def test_templates_offer_the_quick_profile_sessions_of_those_templates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, lines, _ = check(capsys, NODE, "--templates", "Qwen-Qwen3-0.6B.jinja")
+    assert status == 0 and lines == ["PASS: 19 requests, no protocol violation"]
+    status, lines, _ = check(capsys, NODE, "--templates", "meta-llama-Llama-3.1-8B-Instruct.jinja")
+    assert status == 2 and lines[0].startswith("CANNOT JUDGE: the program declines every session offered")
+    assert lines[1] == (
+        "note: open #2 (session 1, meta-llama-Llama-3.1-8B-Instruct.jinja): "
+        "unsupported: not a hermes template"
+    )
