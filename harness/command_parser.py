@@ -232,12 +232,12 @@ class CommandReader:
         if not program.closes or self.generation != program.generation or program.process is None:
             return
         try:
-            response = self.program.request("close", reader=self.reader)
+            response = program.request("close", reader=self.reader)
         except (ParserCrashed, ParserTimeout):
-            self.program.closes = False
+            program.closes = False
             return
         if "unsupported" in response:
-            self.program.closes = False
+            program.closes = False
 
 
 class CommandParser:
