@@ -35,6 +35,8 @@ for line in sys.stdin:
         sys.exit(3)
     elif op == "close" and CLOSE == "error":
         answer = {"error": "unknown op close"}
+    elif op == "close" and CLOSE == "unsupported":
+        answer = {"unsupported": "close"}
     elif op == "close":
         readers.remove(request["reader"])
     elif op == "parse":
@@ -64,8 +66,8 @@ def qwen_session(thinking: bool) -> Session:
 
 
 def program_parser(tmp_path: Path, close: str) -> CommandParser:
-    """PROGRAM as a parser, answering `close` by forgetting the reader (`forget`), with an error (`error`) or
-    by exiting (`exit`)."""
+    """PROGRAM as a parser, answering `close` by forgetting the reader (`forget`), with an error (`error`), as
+    unsupported (`unsupported`) or by exiting (`exit`)."""
     program = tmp_path / "program.py"
     program.write_text(PROGRAM, encoding="utf-8")
     return CommandParser(f"{sys.executable} {program} {close}", timeout=2.0)
@@ -119,7 +121,7 @@ def test_close_lets_the_program_forget_its_readers(parser: CommandParser) -> Non
     assert readers[2].parse("readers", False) == Message("1")
 
 
-@pytest.mark.parametrize("close", ["error", "exit"])
+@pytest.mark.parametrize("close", ["error", "unsupported", "exit"])
 def test_a_program_that_knows_no_close_keeps_working_and_is_sent_no_more(tmp_path: Path, close: str) -> None:
     parser = program_parser(tmp_path, close)
     try:
@@ -129,7 +131,7 @@ def test_a_program_that_knows_no_close_keeps_working_and_is_sent_no_more(tmp_pat
         second.close()
         reader = parser.open(qwen_session(True))
         assert reader.parse("hi", False) == Message("hi")
-        assert parser.program.generation == (1 if close == "error" else 2)
+        assert parser.program.generation == (2 if close == "exit" else 1)
     finally:
         parser.close()
 
