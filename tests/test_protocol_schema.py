@@ -35,11 +35,11 @@ def problems(name: str | None, value: Any) -> list[str]:
 
 @pytest.fixture(scope="module")
 def transcript(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """Every exchange of a one-template sweep through the Node example, in order."""
+    """Every exchange of a sweep of one template in every mode through the Node example, in order."""
     where = tmp_path_factory.mktemp("transcript")
     record = where / "transcript.jsonl"
     parser = f"cmd:{sys.executable} {RECORDER} {record} node {NODE_PARSER}"
-    flags = ["--templates", TEMPLATE, "--mode", "think/auto", "-n", "0", "--out", str(where / "run")]
+    flags = ["--templates", TEMPLATE, "-n", "0", "--out", str(where / "run")]
     command = [sys.executable, "-m", "chatparity", "sweep", "--parser", parser, *flags]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
