@@ -18,6 +18,7 @@ COMMANDS = {
     "oracle": ("oracle.commands", "build or describe the llama.cpp oracle"),
     "templates": ("oracle.template_commands", "list the upstream templates and check the index"),
     "corpus": ("corpora.commands", "show the sessions and replies a sweep would run"),
+    "protocol-check": ("harness.protocol_check_command", "check a parser program speaks the protocol"),
     "sweep": ("reports.commands.sweep", "run the oracle and a parser over the corpus"),
     "report": ("reports.commands.report", "write the tables of a run"),
     "diff": ("reports.commands.diff", "compare a base run with a head run"),
@@ -35,6 +36,10 @@ EXAMPLES = {
     "corpus": [
         "chatparity corpus --templates 'Qwen-Qwen3-*' --mode 'think/auto'",
         "chatparity corpus --profile full --counts",
+    ],
+    "protocol-check": [
+        "chatparity protocol-check 'node examples/hermes_parser/parser.mjs'",
+        "chatparity protocol-check './myparser --json-lines' --templates 'Llama-3.*'",
     ],
     "sweep": [
         "chatparity sweep --profile quick -n 2",
@@ -68,7 +73,8 @@ def usage() -> str:
     """The top-level help text."""
     lines = ["usage: chatparity [--version] COMMAND [ARGS]   (chatparity COMMAND --help for a command's flags)"]
     lines += ["", "commands:"]
-    lines += [f"  {name:<10} {about}" for name, (_, about) in COMMANDS.items()]
+    width = max(len(name) for name in COMMANDS)
+    lines += [f"  {name:<{width}} {about}" for name, (_, about) in COMMANDS.items()]
     lines += ["", "examples:", "  chatparity sweep --profile quick -n 2", "  chatparity show CASE_ID"]
     return "\n".join(lines)
 

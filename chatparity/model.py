@@ -579,6 +579,9 @@ class SessionReader(Protocol):
     def stream(self, chunks: Sequence[str], finish: bool) -> StreamRead:
         """Feed the chunks; the final reading is `finish()` when `finish`, else the last snapshot."""
 
+    def close(self) -> None:
+        """The harness reads nothing more with this reader; it never raises."""
+
 
 class ParserUnderTest(Protocol):
     """A parser as the harness drives it: named, revisioned, opened per session."""

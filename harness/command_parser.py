@@ -66,7 +66,8 @@ class Program:
     """The parser's process: a JSON line in, a JSON line out; restarted after a failure. It runs in a process
     group of its own, ended whole when the program stops (whatever children it left holding its output); its
     stderr goes to `log` when given (else to this process's stderr). A request's timeout counts from when the
-    program reads it, so a program's start-up (bounded by a timeout of its own) counts against no request."""
+    program reads it, so a program's start-up (bounded by a timeout of its own) counts against no request.
+    `closes` turns false once the program shows it does not know `close`."""
 
     def __init__(self, command: str, timeout: float, log: StderrLog | None = None) -> None:
         self.argv = shlex.split(command)
@@ -79,6 +80,7 @@ class Program:
         self.generation = 0
         self.next_id = 0
         self.starting = False
+        self.closes = True
 
     def start(self) -> None:
         """Start the process and a thread reading its stdout lines into a queue."""
@@ -123,13 +125,18 @@ class Program:
             except OSError:
                 pass
 
-    def request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """Send one request and return its response (the program started first if it is not running);
-        ParserCrashed/ParserTimeout on failure."""
+    def answer(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request and return its answer as written, an error answer too (the program started first
+        if it is not running); ParserCrashed/ParserTimeout when no answer comes back."""
         if self.process is None or self.process.poll() is not None:
             self.stop()
             self.start()
-        response = self.exchange(op, fields)
+        return self.exchange(op, fields)
+
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request and return its response; ParserCrashed for an error answer, ParserCrashed or
+        ParserTimeout when none comes back."""
+        response = self.answer(op, **fields)
         if "error" in response:
             raise ParserCrashed(f"{op}: {response['error']}")
         return response
@@ -141,7 +148,7 @@ class Program:
         assert process is not None and process.stdin is not None
         self.next_id += 1
         line = json.dumps({"id": self.next_id, "op": op, **fields}, ensure_ascii=False)
-        data = line.encode("utf-8", "surrogatepass") + b"\n"
+        data = line.encode("utf-8") + b"\n"
         fd = process.stdin.fileno()
         try:
             if self.starting:
@@ -217,6 +224,20 @@ class CommandReader:
         snapshots = tuple(answer_reading(item, f"snapshot {index}") for index, item in enumerate(raw))
         final = answer_reading(response.get("final"), "final reading") if finish else snapshots[-1]
         return StreamRead(snapshots, final)
+
+    def close(self) -> None:
+        """Send `close` for the reader if the program that opened it still runs; a program that answers it
+        with an error or `unsupported`, or not at all, is sent no more (a parser older than `close` works)."""
+        program = self.program
+        if not program.closes or self.generation != program.generation or program.process is None:
+            return
+        try:
+            response = program.request("close", reader=self.reader)
+        except (ParserCrashed, ParserTimeout):
+            program.closes = False
+            return
+        if "unsupported" in response:
+            program.closes = False
 
 
 class CommandParser:

@@ -197,6 +197,15 @@ def verdict(expected: Reading, actual: Reading) -> str:
     return "match" if found is None else f"{found.kind.value}: {found.detail}"
 
 
+def read_once(parser: ParserUnderTest, session: Session, text: str) -> Reading:
+    """The parser's whole read of a finished reply, in a reader of its own closed after."""
+    reader = parser.open(session)
+    try:
+        return reader.parse(text, False)
+    finally:
+        reader.close()
+
+
 def parser_verdict(
     parser: ParserUnderTest | None, session: Session, text: str, oracle_reading: Reading
 ) -> str:
@@ -204,7 +213,7 @@ def parser_verdict(
     if parser is None:
         return ""
     try:
-        reading = parser.open(session).parse(text, False)
+        reading = read_once(parser, session, text)
     except ParserUnsupported as error:
         return f"unsupported: {error}"
     except ParserTimeout as error:

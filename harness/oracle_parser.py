@@ -54,6 +54,9 @@ class OracleReader:
             assert final is not None
             return StreamRead(snapshots, final)
 
+    def close(self) -> None:
+        """Nothing to send: the oracle keeps its renders for the sweep's own reads."""
+
 
 class OracleParser:
     """`oracle` or `oracle:VERSION`: llama.cpp in its own child process, its answers cached like the sweep's."""

@@ -285,6 +285,9 @@ class PythonReader:
             guarded_each(calls, range(calls.count()), self.timeout)
         return calls.read()
 
+    def close(self) -> None:
+        """Nothing to send: a Python reader is freed with its last reference."""
+
 
 def git_revision(directory: Path) -> str:
     """`git describe --always --dirty` of the repository holding `directory`, or '' outside one."""

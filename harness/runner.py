@@ -281,6 +281,8 @@ class SessionRunner:
         rows = []
         for case, names in cases:
             rows += self.case_rows(oracle, reader, case, names, markers, leaks)
+        if not isinstance(reader, Exception):
+            reader.close()
         return SessionResult(record, tuple(rows))
 
     def base(self, case: Case) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
 from chatparity.processes import end_with_parent, interrupt_on_term
 from harness import store
 from harness.collector import ReadingCollector
+from harness.input_rules import broken_input
 from harness.known_divergences import KnownDivergences, divergences_in
 from harness.oracle_cache import OracleCache, take_notes
 from harness.oracle_reads import OracleIdentity, OracleReads
@@ -226,7 +227,11 @@ class SweepItem(OneLineFailure, pytest.Item):
         state = state_of(self.config)
         assert state is not None
         config = state.config
+        name, revision = state.identity
         replies = state.source.replies(self.planned, config.profile)
+        broken = broken_input(self.planned.session, replies)
+        if broken:
+            raise SweepItemError(f"input rule: {broken}")
         profile = config.profile_rules
         runner = SessionRunner(
             self.planned,
@@ -246,8 +251,8 @@ class SweepItem(OneLineFailure, pytest.Item):
         payload = {
             "session": record_dict(result.session),
             "rows": [record_dict(row) for row in result.rows],
-            "parser_name": state.identity[0],
-            "parser_revision": state.identity[1],
+            "parser_name": name,
+            "parser_revision": revision,
         }
         self.user_properties.append((PROPERTY, payload_bytes(payload)))
         self.user_properties.append((FAILING, failing_labels(result.rows)))

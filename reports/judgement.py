@@ -71,7 +71,7 @@ class Judgement:
             f"{self.fixed} fixed"
         )
         if self.lost:
-            head += f"; {len(self.lost)} sweep items lost"
+            head += f"; {len(self.lost)} sweep items lost (first: {self.lost[0]})"
         if self.strict:
             head += f"; {self.strict} expectations no longer hold (unexpected matches, stale entries)"
         return [

@@ -163,9 +163,7 @@ class Plans:
         planned = self.planned(template, session_id)
         if planned is None:
             return None
-        session = planned.session
-        return Request(list(session.messages), session.tools, session.tool_choice, session.parallel_tool_calls,
-                       session.enable_thinking, session.chat_template_kwargs, session.reasoning_format)
+        return Request.of(planned.session)
 
     def in_grammar_order(self, row: dict[str, Any], truth: dict[str, Any]) -> bool:
         """Whether the reply writes its calls' arguments in the order llama.cpp's grammar makes a model write them

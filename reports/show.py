@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from chatparity.model import STRUCTURAL_CHECKS
+from chatparity.model import STRUCTURAL_CHECKS, Session
 from corpora.planning import PlanError
 from harness.profiles import rules_of
 from harness.sources import load_source
@@ -34,35 +34,24 @@ class Request:
     chat_template_kwargs: dict[str, Any]
     reasoning_format: str
 
+    @classmethod
+    def of(cls, session: Session) -> Request:
+        """The request a session sends."""
+        return cls(list(session.messages), session.tools, session.tool_choice, session.parallel_tool_calls,
+                   session.enable_thinking, session.chat_template_kwargs, session.reasoning_format)
+
     def to_json(self) -> dict[str, Any]:
-        """The request as an OpenAI-style chat request body (without the model's reply)."""
+        """The request as the parser under test receives it: the fields of the session `open` carries (and the
+        Python protocol's session has), without the template, the prompt and the clock."""
         return {
             "messages": self.messages,
             "tools": self.tools,
             "tool_choice": self.tool_choice,
             "parallel_tool_calls": self.parallel_tool_calls,
-            "chat_template_kwargs": {"enable_thinking": self.enable_thinking, **self.chat_template_kwargs},
+            "enable_thinking": self.enable_thinking,
+            "chat_template_kwargs": self.chat_template_kwargs,
             "reasoning_format": self.reasoning_format,
         }
-
-
-def request_json(request: Request) -> str:
-    """The request as JSON text: a line per setting, message and tool, so a long tool list stays readable."""
-    body = request.to_json()
-
-    def compact(value: Any) -> str:
-        """One value on one line."""
-        return json.dumps(value, ensure_ascii=False)
-
-    lines = ["{"]
-    for key, value in body.items():
-        if isinstance(value, list) and value:
-            items = ",\n".join(f"  {compact(item)}" for item in value)
-            lines.append(f" {compact(key)}: [\n{items}\n ],")
-        else:
-            lines.append(f" {compact(key)}: {compact(value)},")
-    lines[-1] = lines[-1].rstrip(",")
-    return "\n".join([*lines, "}"])
 
 
 def glob_literal(text: str) -> str:
@@ -101,19 +90,7 @@ def session_requests(run: Run, template: str, mode: str) -> dict[str, Request]:
         return {}
     requests: dict[str, Request] = {}
     for planned in planned_sessions:
-        session = planned.session
-        requests.setdefault(
-            session.id,
-            Request(
-                messages=list(session.messages),
-                tools=session.tools,
-                tool_choice=session.tool_choice,
-                parallel_tool_calls=session.parallel_tool_calls,
-                enable_thinking=session.enable_thinking,
-                chat_template_kwargs=session.chat_template_kwargs,
-                reasoning_format=session.reasoning_format,
-            ),
-        )
+        requests.setdefault(planned.session.id, Request.of(planned.session))
     return requests
 
 

@@ -6,11 +6,14 @@ oracle's readings, so a sweep through it must match the oracle everywhere.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from typing import Any
 
 from oracle.client import Oracle
+
+READER_NUMBERS = itertools.count(1)
 
 
 def reading(found: Any) -> dict[str, Any]:
@@ -41,8 +44,12 @@ def answer(oracle: Oracle, readers: dict[int, int], request: dict[str, Any]) -> 
                 "now": session["now"],
             }
         )
-        readers[len(readers) + 1] = render.handle
-        return {"reader": len(readers)}
+        reader = next(READER_NUMBERS)
+        readers[reader] = render.handle
+        return {"reader": reader}
+    if op == "close":
+        readers.pop(request["reader"], None)
+        return {}
     handle = readers[request["reader"]]
     if op == "parse":
         return {"reading": reading(oracle.parse(handle, request["text"], partial=request["partial"]))}

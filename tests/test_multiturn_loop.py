@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from chatparity.model import Mode, ToolMode
+from chatparity.model import Message, Mode, ParserCrashed, ParserUnderTest, Session, ToolMode
 from corpora.planning import checked_source
-from harness.multiturn import TurnRow, run_loop
+from harness.multiturn import TurnRow, parser_verdict, run_loop
 from harness.multiturn_checks import Break
 from reports.commands.multiturn import main as multiturn_main
 from templates.index import load_index
@@ -84,3 +84,29 @@ def test_the_command_writes_the_same_tables_twice(tmp_path: Path, capsys: pytest
 def test_the_command_names_a_template_glob_that_matches_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     assert multiturn_main(["--templates", "no-such-*.jinja"], "chatparity multiturn") == 2
     assert "no template matches --templates 'no-such-*.jinja'" in capsys.readouterr().err
+
+
+class ClosingParser:
+    """A parser whose readers crash on 'crash' and note when they are closed."""
+
+    def __init__(self) -> None:
+        self.closed = 0
+
+    def open(self, session: Any) -> ClosingParser:
+        return self
+
+    def parse(self, text: str, partial: bool) -> Message:
+        if text == "crash":
+            raise ParserCrashed("boom")
+        return Message(text)
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_each_reader_the_loop_opens_is_closed_after_its_read() -> None:
+    parser = ClosingParser()
+    under_test, session = cast(ParserUnderTest, parser), cast(Session, None)
+    assert parser_verdict(under_test, session, "Hi", Message("Hi")) == "match"
+    assert parser_verdict(under_test, session, "crash", Message("Hi")).startswith("parser_crashed")
+    assert parser.closed == 2

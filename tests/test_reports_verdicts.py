@@ -3,6 +3,7 @@ and `chatparity show` of one case."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -11,6 +12,8 @@ import pytest
 from reports_store_builder import MISMATCH_READ, StoreBuilder
 
 from chatparity.cli import main as cli
+from corpora import catalog
+from harness.command_parser import session_json
 from harness.outcome_labels import failing_label, reading_digest, row_label, structural_breaks
 from harness.parser_specs import PROJECT_EXPECTATIONS, PROJECT_ROOT
 from reports.ci import append_step_summary, exit_status, junit_xml
@@ -18,6 +21,7 @@ from reports.divergences import classify_run
 from reports.expectations import Expectations, ParserMismatch, check_same_parser, expectations_of
 from reports.judgement import judge
 from reports.runs import load_run
+from reports.show import Request, request_lines
 from reports.statuses import (
     STRUCTURAL_CHECKS,
     failing_mask,
@@ -186,6 +190,23 @@ def test_show_prints_the_case_readings_and_a_replay_command(
     assert '"content": "Hel"' in out and "first difference: content @3" in out
     assert "chatparity sweep --parser cmd:./mine --profile quick --templates a.jinja" in out
     assert "--case c1" in out and "chatparity show c1 /tmp/chatparity-replay/c1" in out
+
+
+def test_show_prints_the_settings_and_messages_the_parser_receives() -> None:
+    sessions = [planned.session for planned in catalog.plan("quick", templates="Qwen-Qwen3-0.6B.jinja")]
+    assert {session.enable_thinking for session in sessions} == {True, False}
+    for session in sessions:
+        sent = session_json(session)
+        lines = request_lines(Request.of(session))
+        settings = json.loads(lines[0])
+        assert settings == {key: sent[key] for key in settings}
+        assert set(settings) == {
+            "tool_choice", "parallel_tool_calls", "enable_thinking", "chat_template_kwargs", "reasoning_format"
+        }
+        messages = lines[lines.index("  messages:") + 1 : lines.index(f"  tools ({len(sent['tools'])}):")]
+        assert [json.loads(line) for line in messages] == sent["messages"]
+        if not session.enable_thinking and not session.chat_template_kwargs:
+            assert '"enable_thinking": false, "chat_template_kwargs": {}' in lines[0]
 
 
 def test_show_names_an_unknown_case_without_a_traceback(

@@ -22,17 +22,31 @@ from harness.command_parser import CommandParser
 
 PROGRAM = r"""
 import json, sys, time
+readers, opened, CLOSE = set(), 0, sys.argv[1]
 for line in sys.stdin:
     request = json.loads(line)
     op, answer = request["op"], {}
     if op == "open":
-        answer = {"unsupported": "no"} if request["session"]["enable_thinking"] is False else {"reader": "r"}
+        opened += 1
+        readers.add(opened)
+        thinks = request["session"]["enable_thinking"]
+        answer = {"reader": opened} if thinks else {"unsupported": "no"}
+    elif op == "close" and CLOSE == "exit":
+        sys.exit(3)
+    elif op == "close" and CLOSE == "error":
+        answer = {"error": "unknown op close"}
+    elif op == "close" and CLOSE == "unsupported":
+        answer = {"unsupported": "close"}
+    elif op == "close":
+        readers.remove(request["reader"])
     elif op == "parse":
         text = request["text"]
         if text == "exit":
             sys.exit(4)
         if text == "hang":
             time.sleep(30)
+        if text == "readers":
+            text = str(len(readers))
         answer = {"reading": {"rejected": "bad"}} if text == "bad" else {"reading": {"content": text}}
     elif op == "stream":
         chunks, text, snapshots = request["chunks"], "", []
@@ -51,11 +65,17 @@ def qwen_session(thinking: bool) -> Session:
     return planned(QWEN3, thinking, ToolMode.AUTO).session
 
 
-@pytest.fixture
-def parser(tmp_path: Path):
+def program_parser(tmp_path: Path, close: str) -> CommandParser:
+    """PROGRAM as a parser, answering `close` by forgetting the reader (`forget`), with an error (`error`), as
+    unsupported (`unsupported`) or by exiting (`exit`)."""
     program = tmp_path / "program.py"
     program.write_text(PROGRAM, encoding="utf-8")
-    made = CommandParser(f"{sys.executable} {program}", timeout=2.0)
+    return CommandParser(f"{sys.executable} {program} {close}", timeout=2.0)
+
+
+@pytest.fixture
+def parser(tmp_path: Path):
+    made = program_parser(tmp_path, "forget")
     yield made
     made.close()
 
@@ -92,3 +112,34 @@ def test_a_wrong_number_of_snapshots_is_a_crash(parser: CommandParser) -> None:
     reader = parser.open(qwen_session(True))
     with pytest.raises(ParserCrashed, match="expected 5 snapshots"):
         reader.stream(list("short"), finish=True)
+
+
+def test_close_lets_the_program_forget_its_readers(parser: CommandParser) -> None:
+    readers = [parser.open(qwen_session(True)) for _ in range(3)]
+    readers[0].close()
+    readers[1].close()
+    assert readers[2].parse("readers", False) == Message("1")
+
+
+@pytest.mark.parametrize("close", ["error", "unsupported", "exit"])
+def test_a_program_that_knows_no_close_keeps_working_and_is_sent_no_more(tmp_path: Path, close: str) -> None:
+    parser = program_parser(tmp_path, close)
+    try:
+        first, second = parser.open(qwen_session(True)), parser.open(qwen_session(True))
+        first.close()
+        assert not parser.program.closes
+        second.close()
+        reader = parser.open(qwen_session(True))
+        assert reader.parse("hi", False) == Message("hi")
+        assert parser.program.generation == (2 if close == "exit" else 1)
+    finally:
+        parser.close()
+
+
+def test_a_reader_of_a_program_since_restarted_is_not_closed(parser: CommandParser) -> None:
+    reader = parser.open(qwen_session(True))
+    with pytest.raises(ParserCrashed):
+        reader.parse("exit", False)
+    other = parser.open(qwen_session(True))
+    reader.close()
+    assert parser.program.closes and other.parse("readers", False) == Message("1")

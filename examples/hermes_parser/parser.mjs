@@ -7,7 +7,8 @@ import { createInterface } from "node:readline";
 
 const THINK_OPEN = "<think>", THINK_CLOSE = "</think>";
 const CALL_OPEN = "<tool_call>\n", CALL_CLOSE = "\n</tool_call>";
-const readers = [];
+const readers = new Map();
+let nextReader = 0;
 
 // A reader's settings, from the session the harness sends with `open`.
 function open(session) {
@@ -16,8 +17,8 @@ function open(session) {
   const forcedOpen = thinks && (session.prompt ?? "").trimEnd().endsWith(THINK_OPEN);
   const calls = session.tools.length > 0 && session.tool_choice !== "none";
   const names = new Set(session.tools.map((tool) => tool.function.name));
-  readers.push({ thinks, forcedOpen, calls, names, separate: session.reasoning_format !== "none" });
-  return { reader: readers.length - 1 };
+  readers.set(nextReader, { thinks, forcedOpen, calls, names, separate: session.reasoning_format !== "none" });
+  return { reader: nextReader++ };
 }
 
 // The end of `text` that could be the start of `marker`, held back while a reply is still arriving.
@@ -88,7 +89,7 @@ function read(reader, text, partial) {
 
 // The answer to one request line.
 function answer(request) {
-  const reader = readers[request.reader];
+  const reader = readers.get(request.reader);
   switch (request.op) {
     case "info": return { name: "hermes-example", revision: "1" };
     case "open": return open(request.session);
@@ -98,6 +99,7 @@ function answer(request) {
       const snapshots = request.chunks.map((chunk) => read(reader, (text += chunk), true));
       return request.finish ? { snapshots, final: read(reader, text, false) } : { snapshots };
     }
+    case "close": readers.delete(request.reader); return {};
     default: return { error: `unknown op ${request.op}` };
   }
 }

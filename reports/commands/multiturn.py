@@ -88,9 +88,9 @@ def main(argv: list[str], prog: str) -> int:
         return 2
     parser = load_parser(spec, options.timeout) if spec is not None else None
     try:
+        revision = parser.revision() if parser is not None else ""
         with Oracle(version=options.oracle_version, timeout=options.timeout) as oracle:
             rows = run_all(entries, oracle, parser, options.mode, options.oracle_version)
-        revision = parser.revision() if parser is not None else ""
     finally:
         if parser is not None:
             parser.close()
