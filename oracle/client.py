@@ -97,6 +97,14 @@ WRITABLE = ("free", "untriggered", "accepts")
 
 
 @dataclass(frozen=True)
+class Timing:
+    """llama.cpp's CPU seconds for one reply: its whole read, and the llama-server loop over the reply's chunks."""
+
+    whole: float
+    stream: float
+
+
+@dataclass(frozen=True)
 class GrammarVerdict:
     """Whether a model sampling under the grammar llama-server builds for a request can write a text: `verdict` is
     one of GRAMMAR_VERDICTS (`free`: the request has no grammar; `untriggered`: a lazy grammar the text never
@@ -301,6 +309,15 @@ class Oracle:
                 final_diff_error=final["diff_error"],
                 kept=[index for index, step in enumerate(steps) if step.get("kept")],
             )
+
+    def time(self, handle: int, text: str, boundaries: list[int], repeat: int = 1) -> Timing:
+        """llama.cpp's own CPU time for a reply, the fastest of `repeat` runs: read whole, and served as a stream
+        cut at increasing code-point offsets (llama-server's partial parse and diffs after each chunk)."""
+        offsets = byte_offsets(text, boundaries)
+        request = {"op": "time", "text": text, "boundaries": offsets, "repeat": repeat}
+        response = self._handle_request(handle, request)
+        with self._malformed("time", response):
+            return Timing(int(response["whole_ns"]) / 1e9, int(response["stream_ns"]) / 1e9)
 
     def grammar(self, handle: int, text: str, partial: bool = False) -> GrammarVerdict:
         """Whether a model sampling under llama-server's grammar for the handle's request can write `text` (a cut

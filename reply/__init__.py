@@ -67,6 +67,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reply.deltas import Delta, ToolCallDelta, applied
 from reply.messages import Message, Problem, Rejected, RenderFailed, ToolCall, Unsupported
 from reply.reader import Reader, Stream, open_reader
 
@@ -76,4 +77,7 @@ def open(session: Any) -> Reader:
     return open_reader(session)
 
 
-__all__ = ["Message", "Problem", "Reader", "Rejected", "RenderFailed", "Stream", "ToolCall", "Unsupported", "open"]
+__all__ = [
+    "Delta", "Message", "Problem", "Reader", "Rejected", "RenderFailed", "Stream", "ToolCall", "ToolCallDelta",
+    "Unsupported", "applied", "open",
+]

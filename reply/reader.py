@@ -12,6 +12,7 @@ from typing import Any
 from chatparity.model import PINNED_NOW, common_prefix_length
 from reply.analysis import trim_whitespace
 from reply.chat import CONTENT, REASONING, ChatBuilder, Mapped, map_nodes, maps_alike_grown
+from reply.deltas import Delta, delta_between
 from reply.fingerprint import fingerprint
 from reply.growth import (
     Growth,
@@ -856,6 +857,16 @@ class Stream:
         if self.reading is not None:
             self.record = self.record.extended(self.text(), 0)
         return self.record.shown_at(self.size)
+
+    def feed_delta(self, chunk: str) -> Delta:
+        """What llama-server sends after this chunk: what the snapshot after it (`feed`) adds to the one before,
+        each field's text added and each call that grew by its index. Rejected as `feed` is."""
+        before = self.snapshot
+        return delta_between(before, self.feed(chunk))
+
+    def finish_delta(self) -> Delta:
+        """What the finished reading (`finish`) adds to the last snapshot, sent when the reply ends."""
+        return delta_between(self.snapshot, self.finish())
 
     def finish(self) -> Message:
         """The finished reply's reading, equal to a whole parse of everything fed whatever the chunks were."""

@@ -142,3 +142,21 @@ def test_the_protocol_refuses_a_boundary_inside_a_utf8_sequence():
     responses = exchange([json.dumps(render), json.dumps(stream)])
     assert responses[0]["handle"] == 1
     assert responses[1] == {"error": "boundary 1 splits a UTF-8 sequence", "id": 2}
+
+
+def test_llama_cpp_times_its_own_whole_read_and_server_loop(oracle, qwen3):
+    handle = oracle.render(qwen3).handle
+    text = "<think>" + "thinking " * 200 + "</think>" + "answer " * 200
+    timing = oracle.time(handle, text, list(range(1, len(text) + 1)), repeat=2)
+    assert timing.whole > 0 and timing.stream > 10 * timing.whole
+    assert oracle.time(handle, text, [], repeat=1).stream == 0
+
+
+def test_a_timing_request_checks_its_boundaries_as_a_stream_does(oracle, qwen3):
+    handle = oracle.render(qwen3).handle
+    with pytest.raises(ValueError, match="boundaries must increase"):
+        oracle.time(handle, REPLY, [5, 3])
+    render = {"id": 1, "op": "render", "template": "{{ messages[0].content }}", "messages": QUESTION}
+    timing = {"id": 2, "op": "time", "handle": 1, "text": REPLY, "boundaries": [5, 3]}
+    assert exchange([json.dumps(render), json.dumps(timing)])[1] == {
+        "error": "boundaries must increase, got 3 after 5", "id": 2}

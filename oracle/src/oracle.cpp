@@ -703,6 +703,67 @@ static void write_stream(const stream_job & job, const json & id, FILE * out) {
     std::fflush(out);
 }
 
+// CPU time of this thread, in nanoseconds.
+static int64_t thread_cpu_ns() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (int64_t) now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+// llama-server's work for one streamed reply, timed: after each chunk is appended to the text, a partial parse
+// and, where it read something, the diffs against the message before (update_chat_msg), then the final parse.
+static void serve_stream(const stream_job & job) {
+    common_chat_msg state;
+    if (job.params.is_continuation && !job.params.echo) {
+        state = common_chat_parse("", true, job.params);
+    }
+    std::string text;
+    size_t start = 0;
+    for (size_t cut : job.cuts) {
+        text.append(job.text, start, cut - start);
+        start = cut;
+        try {
+            common_chat_msg fresh = common_chat_parse(text, true, job.params);
+            if (!fresh.empty()) {
+                common_chat_msg previous = state;
+                state = fresh;
+                common_chat_msg_diff::compute_diffs(previous, state);
+            }
+        } catch (const std::exception &) {
+        }
+    }
+    try {
+        common_chat_parse(job.text, false, job.params);
+    } catch (const std::exception &) {
+    }
+}
+
+// The CPU nanoseconds of the fastest of `repeat` runs of `work`.
+template <typename Work> static int64_t fastest_ns(int repeat, Work work) {
+    int64_t best = INT64_MAX;
+    for (int run = 0; run < repeat; ++run) {
+        const int64_t start = thread_cpu_ns();
+        work();
+        best = std::min(best, thread_cpu_ns() - start);
+    }
+    return best;
+}
+
+// How long llama.cpp takes, in CPU time, to read a reply whole and to serve it as a stream cut at `boundaries`
+// (as llama-server does), the fastest of `repeat` runs each; no reading is returned, so no JSON is timed.
+static json op_time(const json & req) {
+    const stream_job job = stream_job_of(req);
+    const int repeat = std::max(1, field_or<int>(req, "repeat", 1));
+    const int64_t whole = fastest_ns(repeat, [&] {
+        try {
+            common_chat_parse(job.text, false, job.params);
+        } catch (const std::exception &) {
+        }
+    });
+    const int64_t stream = job.cuts.empty() ? 0 : fastest_ns(repeat, [&] { serve_stream(job); });
+    return {{"whole_ns", whole}, {"stream_ns", stream}};
+}
+
 // A vocab-only model: a tokenizer GGUF, optionally with added tokens appended as user-defined tokens.
 struct model_deleter {
     void operator()(llama_model * model) const { llama_model_free(model); }
@@ -899,6 +960,9 @@ static json dispatch(const json & req) {
     if (op == "grammar") {
         return op_grammar(req);
     }
+    if (op == "time") {
+        return op_time(req);
+    }
     if (op == "tokenize") {
         return op_tokenize(req);
     }
@@ -912,7 +976,7 @@ static json dispatch(const json & req) {
         std::this_thread::sleep_for(std::chrono::duration<double>(field_or<double>(req, "seconds", 0.0)));
         return json::object();
     }
-    throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, grammar, tokenize, detokenize, crash or sleep)");
+    throw request_error("unknown op '" + op + "' (expected info, render, parse, stream, grammar, time, tokenize, detokenize, crash or sleep)");
 }
 
 // Answer one request line on `out`: a stream as it is read, any other op once it is done.
