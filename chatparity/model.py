@@ -15,6 +15,8 @@ from typing import Any, Protocol, Union, get_args, get_origin, get_type_hints
 
 PINNED_NOW = "2025-06-15T10:30:00Z"
 REASONING_FORMAT = "deepseek"
+REASONING_FORMATS = ("deepseek", "none", "deepseek-legacy", "auto")
+"""The reasoning formats the pinned llama.cpp accepts, llama-server's default first."""
 
 
 def canonical_json(value: Any) -> str:
@@ -199,6 +201,7 @@ class Mode:
     thinking: bool
     tools: ToolMode
     kwargs: tuple[tuple[str, Any], ...] = ()
+    reasoning_format: str = REASONING_FORMAT
 
     @property
     def kwargs_dict(self) -> dict[str, Any]:
@@ -207,9 +210,12 @@ class Mode:
 
     @property
     def label(self) -> str:
-        """A short readable name, e.g. `think/auto` or `nothink/none/reasoning_effort=high`."""
+        """A short readable name, e.g. `think/auto`, `nothink/none/reasoning_effort=high` or
+        `think/auto/reasoning_format=none` (llama-server's default reasoning format is left out)."""
         parts = ["think" if self.thinking else "nothink", self.tools.value]
         parts += [f"{key}={canonical_json(value)}" for key, value in self.kwargs]
+        if self.reasoning_format != REASONING_FORMAT:
+            parts.append(f"reasoning_format={self.reasoning_format}")
         return "/".join(parts)
 
 
@@ -228,7 +234,11 @@ class Session:
     tool_defs: tuple[dict[str, Any], ...] = field(default=(), repr=False)
     prompt: str | None = field(default=None, repr=False, compare=False)
     now: str = PINNED_NOW
-    reasoning_format: str = REASONING_FORMAT
+
+    @property
+    def reasoning_format(self) -> str:
+        """llama-server's reasoning_format for the request: the mode's."""
+        return self.mode.reasoning_format
 
     @property
     def tools(self) -> list[dict[str, Any]]:

@@ -1,7 +1,6 @@
 """The catalog: every session a sweep runs and every reply it reads in each, by profile."""
 
 from __future__ import annotations
-
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path

@@ -12,6 +12,8 @@ from typing import Any
 
 from chatparity.model import (
     PROBLEMS,
+    REASONING_FORMAT,
+    REASONING_FORMATS,
     STRUCTURAL_CHECKS,
     Message,
     Mode,
@@ -35,7 +37,7 @@ MAX_NESTING = 100
 shallow enough for every reader of them (the schema check, jinja2, llama.cpp) to follow."""
 JSON_TOKEN = re.compile(r'"((?:[^"\\]++|\\.)*+)"(\s*:)?|[\[\]{}]')
 """A JSON string (group 1, with group 2 when it is a key) or a bracket."""
-OPTIONAL = ("messages", "tool_defs", "truth", "note", "exempt", "meant_problems")
+OPTIONAL = ("messages", "tool_defs", "truth", "note", "exempt", "meant_problems", "reasoning_format")
 
 
 class CorpusFileError(ValueError):
@@ -70,6 +72,7 @@ class CorpusLine:
     thinking: bool
     tools: ToolMode
     kwargs: tuple[tuple[str, Any], ...]
+    reasoning_format: str
     messages: tuple[dict[str, Any], ...] | None = field(repr=False)
     tool_defs: tuple[dict[str, Any], ...] | None = field(repr=False)
     reply: str
@@ -88,7 +91,7 @@ class CorpusLine:
     def session_key(self) -> str:
         """What the lines of one session share."""
         return canonical_json([self.template, self.thinking, self.tools.value, list(self.kwargs),
-                               self.messages, self.tool_defs])
+                               self.reasoning_format, self.messages, self.tool_defs])
 
     def as_reply(self) -> Reply:
         """The line's reply, named by its id."""
@@ -210,11 +213,16 @@ def read_line(path: Path, number: int, text: str) -> CorpusLine:
         raise CorpusFileError(path, number, "tools",
                               f"expected one of {', '.join(m.value for m in ToolMode)}, got {tools!r}")
     kwargs = expect(data["kwargs"], dict, at("kwargs"), "an object")
+    reasoning_format = expect(data.get("reasoning_format", REASONING_FORMAT), str, at("reasoning_format"),
+                              "a string")
+    if reasoning_format not in REASONING_FORMATS:
+        raise CorpusFileError(path, number, "reasoning_format",
+                              f"expected one of {', '.join(REASONING_FORMATS)}, got {reasoning_format!r}")
     return CorpusLine(
         path=path, line=number, id=line_id,
         template=expect(data["template"], str, at("template"), "a template file name"),
         thinking=expect(data["thinking"], bool, at("thinking"), "true or false"),
-        tools=ToolMode(tools), kwargs=tuple(sorted(kwargs.items())),
+        tools=ToolMode(tools), kwargs=tuple(sorted(kwargs.items())), reasoning_format=reasoning_format,
         messages=read_objects(data["messages"], at("messages"), "messages") if "messages" in data else None,
         tool_defs=read_objects(data["tool_defs"], at("tool_defs"), "tools") if "tool_defs" in data else None,
         reply=expect(data["reply"], str, at("reply"), "a string"),
@@ -311,7 +319,7 @@ def file_sessions(path: Path, templates: str | None, family: str | None, mode: s
     for lines in groups.values():
         first = lines[0]
         entry = index[first.template]
-        session_mode = Mode(first.thinking, first.tools, first.kwargs)
+        session_mode = Mode(first.thinking, first.tools, first.kwargs, first.reasoning_format)
         if (templates and not fnmatch.fnmatch(first.template, templates)) or (family and entry.family != family) \
                 or (mode and not fnmatch.fnmatch(session_mode.label, mode)):
             continue

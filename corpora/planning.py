@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from typing import Any
 
-from chatparity.model import InputError, Mode, Session, ToolMode, profile_named
+from chatparity.model import (
+    REASONING_FORMAT,
+    REASONING_FORMATS,
+    InputError,
+    Mode,
+    Session,
+    ToolMode,
+    profile_named,
+)
 from corpora.conversations import Conversation, messages
 from corpora.jinja_env import RENDER_ERRORS, error_text
 from corpora.prompts import THINKING_VARIABLE, chat, rendered
@@ -54,28 +62,46 @@ def thinks(mode: Mode) -> bool:
     return value if isinstance(value, bool) else mode.thinking
 
 
+def reasoning_format_modes(entry: TemplateEntry, profile: str) -> list[Mode]:
+    """think/auto with each reasoning format but llama-server's default, for a template that thinks: in the
+    full profile every one, in quick the first of its family (by file name)."""
+    if not entry.think_start:
+        return []
+    if profile != "full" and entry.name != first_thinking_template(entry.family):
+        return []
+    return [Mode(True, ToolMode.AUTO, (), name) for name in REASONING_FORMATS if name != REASONING_FORMAT]
+
+
+def first_thinking_template(family: str) -> str:
+    """The first template of a family, by file name, that has thinking tags."""
+    return min(name for name, entry in load_index().items() if entry.family == family and entry.think_start)
+
+
 def modes(entry: TemplateEntry, profile: str, source: str = "") -> list[Mode]:
-    """Thinking on/off × kwargs sets × the five tool modes, then the kwarg-switched thinking modes."""
+    """Thinking on/off × kwargs sets × the five tool modes, then the kwarg-switched thinking modes and the
+    reasoning formats."""
     return [
         Mode(thinking, tools, kwargs)
         for thinking in (True, False)
         for kwargs in kwarg_settings(entry, profile)
         for tools in ToolMode
-    ] + kwarg_thinking_modes(entry, source, profile)
+    ] + kwarg_thinking_modes(entry, source, profile) + reasoning_format_modes(entry, profile)
 
 
 TYPED_TOOL_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 
 
 def conversations(mode: Mode, profile: str) -> list[Conversation]:
-    """The conversations of a mode: all in the full profile; in quick, the others only for think/auto. The
+    """The conversations of a mode: all in the full profile; in quick, the others only for think/auto (in
+    llama-server's default reasoning format). The
     typed-tools session (the standard tools and one whose schemas vary as real APIs' do) only where calls are
     asked for: every calling mode in full, think/parallel (whose call arguments stream) in quick."""
     full = profile == "full"
-    typed = mode.tools in TYPED_TOOL_MODES and not mode.kwargs and (
+    default_format = mode.reasoning_format == REASONING_FORMAT
+    typed = mode.tools in TYPED_TOOL_MODES and not mode.kwargs and default_format and (
         full or (mode.thinking and mode.tools is ToolMode.PARALLEL)
     )
-    if full or (mode.thinking and mode.tools is ToolMode.AUTO and not mode.kwargs):
+    if full or (mode.thinking and mode.tools is ToolMode.AUTO and not mode.kwargs and default_format):
         standard = [conversation for conversation in Conversation if conversation is not Conversation.TYPED_TOOLS]
     else:
         standard = [Conversation.SINGLE]

@@ -288,6 +288,11 @@ def without_whitespace(message: Message) -> Message:
     )
 
 
+def calls_only(reading: Reading) -> Reading:
+    """A reading with its text left out: a refusal as it is, else a message holding only its calls."""
+    return reading if isinstance(reading, Rejection) else Message(tool_calls=reading.tool_calls)
+
+
 def verdict(expected: Reading, actual: Reading, ids_from: Reading | None = None) -> str:
     """'match' or the mismatch kind, as the truth columns hold it."""
     found = compare(expected, actual, ids_from)

@@ -32,7 +32,7 @@ from chatparity.model import (
 from corpora import call_shapes
 from corpora.parity import prompt_parity
 from harness import chunkings, oracle_stream
-from harness.compare import Difference, compare, verdict
+from harness.compare import Difference, calls_only, compare, verdict
 from harness.known_divergences import GLOB_FIELDS, NO_DIVERGENCES, KnownDivergences
 from harness.labels import (
     StreamLabels,
@@ -210,11 +210,17 @@ class SessionRunner:
         """The markers the no_leakage check looks for: the thinking tags, and the template's other markers
         where the request lets calls be read (without tools, or with tool_choice none, a call's text is the
         reply's content). llama.cpp's first end tag is the thinking tag; the others end a thought where a call
-        starts."""
-        if self.session.mode.tools in (ToolMode.NONE, ToolMode.CHOICE_NONE):
-            found = [getattr(self.entry, "think_start", ""), getattr(self.entry, "think_end", "")]
-            found += [render.thinking_start_tag, *render.thinking_end_tags[:1]]
-            return tuple(dict.fromkeys(marker for marker in found if marker))
+        starts. With reasoning_format none a thought stays in the content as written, its tags with it (and any
+        marker a tag holds)."""
+        thinking = [getattr(self.entry, "think_start", ""), getattr(self.entry, "think_end", "")]
+        thinking += [render.thinking_start_tag, *render.thinking_end_tags[:1]]
+        calls_read = self.session.mode.tools not in (ToolMode.NONE, ToolMode.CHOICE_NONE)
+        if self.session.reasoning_format == "none":
+            tags = [tag for tag in thinking + list(render.thinking_end_tags) if tag]
+            return tuple(marker for marker in self.markers(render)
+                         if not any(marker in tag for tag in tags)) if calls_read else ()
+        if not calls_read:
+            return tuple(dict.fromkeys(marker for marker in thinking if marker))
         return self.markers(render)
 
     def vocab(self) -> Vocab:
@@ -324,7 +330,7 @@ class SessionRunner:
             if final is not None:
                 columns = {
                     "oracle_reading": reading_json(final),
-                    "oracle_vs_truth": verdict(truth, final, ids_from=final),
+                    "oracle_vs_truth": self.truth_verdict(truth, final, final),
                     **check_reading(final, case.reply, self.schemas, leaks, self.asked).columns("oracle_"),
                 }
         return [self.row(self.base(case), name, Outcome.UNSUPPORTED, error=reason, **columns) for name in names]
@@ -390,11 +396,17 @@ class SessionRunner:
         if truth is None:
             return {}
         return {
-            "oracle_vs_truth": verdict(truth, oracle_final, ids_from=oracle_final),
-            "parser_vs_truth": None
-            if parser_final is None
-            else verdict(truth, parser_final, ids_from=oracle_final),
+            "oracle_vs_truth": self.truth_verdict(truth, oracle_final, oracle_final),
+            "parser_vs_truth": None if parser_final is None else self.truth_verdict(truth, parser_final, oracle_final),
         }
+
+    def truth_verdict(self, truth: Reading, reading: Reading, ids_from: Reading) -> str:
+        """How a reading departs from the reply's truth ('match' where it does not). With reasoning_format none
+        a thought stays in the content as written, where the truth sets it apart, so only a refusal and the
+        calls are judged."""
+        if self.session.reasoning_format == "none":
+            return verdict(calls_only(truth), calls_only(reading), ids_from=ids_from)
+        return verdict(truth, reading, ids_from=ids_from)
 
     def case_structure(self, run: CaseRun, reading: Reading, reference: Reading | None = None) -> Structure:
         """The structural checks of one finished reading of the case (the parser's against llama.cpp's

@@ -70,7 +70,7 @@ def parser_setup(template: str, bos: str, eos: str, request: Request) -> list[st
         f"    inputs.tool_choice         = {TOOL_CHOICES[request.tool_choice]};",
         f"    inputs.parallel_tool_calls = {json.dumps(request.parallel_tool_calls)};",
         f"    inputs.enable_thinking     = {json.dumps(request.enable_thinking)};",
-        "    inputs.reasoning_format    = COMMON_REASONING_FORMAT_DEEPSEEK;",
+        f"    inputs.reasoning_format    = COMMON_REASONING_FORMAT_{request.reasoning_format.upper().replace('-', '_')};",
     ]
     lines += [
         f"    inputs.chat_template_kwargs[{json.dumps(name)}] = {raw(json.dumps(value, ensure_ascii=False))};"

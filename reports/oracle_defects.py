@@ -43,6 +43,8 @@ READ = [
     *(f"oracle_{check}" for check in STRUCTURAL_CHECKS if check != "problems_agree"),
 ]
 """The row columns the defects are found in and reported with."""
+REASONING_NONE = "reasoning_format=none"
+"""The part of a mode label that asks llama.cpp to leave a thought in the content."""
 BROKEN = " OR ".join(f"oracle_{check} = 0" for check in STRUCTURAL_CHECKS if check != "problems_agree")
 WHOLE = (
     "chunking = 'whole' AND partial = 0 AND oracle_reading IS NOT NULL AND ("
@@ -252,6 +254,8 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
     for row in rows.to_dict("records"):
         oracle = json.loads(row["oracle_reading"])
         truth = json.loads(row["truth"]) if isinstance(row["truth"], str) else None
+        if REASONING_NONE in row["mode"].split("/") and truth is not None:
+            oracle, truth = calls_only(oracle), calls_only(truth)
         verdict = GrammarVerdict.of_text(row["oracle_grammar"]) if row["oracle_grammar"] else None
         kind = construct = ""
         if truth is not None and not same_meaning(oracle, truth):
@@ -278,6 +282,14 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
             why = UNCONFIRMED
         found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None, why))
     return plain_refusals(found)
+
+
+def calls_only(reading: dict[str, Any]) -> dict[str, Any]:
+    """A reading (as JSON) with its text left out, as reasoning_format none judges it: a thought stays in the
+    content as written, where a truth sets it apart, so only a refusal and the calls say what was meant."""
+    if "rejected" in reading:
+        return reading
+    return {"content": "", "reasoning_content": "", "tool_calls": reading.get("tool_calls") or []}
 
 
 def python_text_values(reply: str, truth: dict[str, Any] | None) -> bool:

@@ -139,7 +139,7 @@ def conform(
     runs = [(plan, True) for plan in planned]
     if reasoning_none:
         runs += [
-            (dataclasses.replace(plan, session=dataclasses.replace(plan.session, reasoning_format="none")), False)
+            (dataclasses.replace(plan, session=dataclasses.replace(plan.session, mode=dataclasses.replace(plan.session.mode, reasoning_format="none"))), False)
             for plan in planned
         ]
     for number, (plan, streamed) in enumerate(runs):

@@ -37,6 +37,9 @@ def test_good_lines_become_replies(tmp_path: Path) -> None:
     assert first.tools is ToolMode.AUTO and first.messages is None and first.tool_defs is None
     assert second.as_reply().partial and second.truth is None and second.kwargs == (("x", 1),)
     assert first.session_key != second.session_key
+    assert first.reasoning_format == "deepseek"
+    plain = read_corpus(write(tmp_path, dict(GOOD, reasoning_format="none")), TEMPLATES)[0]
+    assert plain.reasoning_format == "none" and plain.session_key != first.session_key
 
 
 @pytest.mark.parametrize(("change", "line_field", "problem"), [
@@ -54,6 +57,7 @@ def test_good_lines_become_replies(tmp_path: Path) -> None:
     ({"truth": {"reasoning": "x"}}, "truth.reasoning", "unknown field"),
     ({"colour": "red"}, "colour", "unknown field"),
     ({"id": ""}, "id", "expected a non-empty string"),
+    ({"reasoning_format": "deepseek-r1"}, "reasoning_format", "expected one of deepseek, none, deepseek-legacy, auto"),
 ])
 def test_a_bad_line_names_file_line_and_field(tmp_path: Path, change: dict[str, object], line_field: str,
                                               problem: str) -> None:

@@ -6,17 +6,18 @@ from dataclasses import replace
 
 import pytest
 
-from chatparity.model import ToolMode
+from chatparity.model import REASONING_FORMAT, REASONING_FORMATS, ToolMode
 from corpora.conversations import CALL_IDS, Conversation
-from corpora.planning import TYPED_TOOL_MODES, PlanError, checked_source, plan
+from corpora.planning import TYPED_TOOL_MODES, PlanError, checked_source, first_thinking_template, plan
 from corpora.tools import STANDARD_TOOLS
 from templates.index import load_index, template_source
 
 
 def expected_count(profile: str) -> int:
     """Sessions per profile from the index: thinking × kwargs sets × 5 tool modes × conversations, the
-    typed-tools session in calling modes without kwargs, and enable_thinking switched through the kwargs of a
-    template with thinking tags that reads it."""
+    typed-tools session in calling modes without kwargs, enable_thinking switched through the kwargs of a
+    template with thinking tags that reads it, and think/auto in each other reasoning format for a template that
+    thinks (in quick, the first of its family)."""
     total = 0
     standard = len(Conversation) - 1
     for name, entry in load_index().items():
@@ -26,6 +27,9 @@ def expected_count(profile: str) -> int:
             total += 2 * settings * len(ToolMode) * standard + 2 * len(TYPED_TOOL_MODES) + 2 * standard * switched
         else:
             total += 2 * (1 + len(entry.kwargs)) * len(ToolMode) + (standard - 1) + 1 + switched
+        formats = len(REASONING_FORMATS) - 1
+        if entry.think_start and (profile == "full" or name == first_thinking_template(entry.family)):
+            total += formats * (standard if profile == "full" else 1)
     return total
 
 
@@ -44,14 +48,16 @@ def test_planning_is_deterministic() -> None:
     assert [item.session.prompt for item in first] == [item.session.prompt for item in second]
 
 
-def test_modes_cover_thinking_kwargs_and_the_five_tool_modes() -> None:
+def test_modes_cover_thinking_kwargs_the_five_tool_modes_and_the_reasoning_formats() -> None:
     labels = {item.session.mode.label for item in plan("full", templates="openai-gpt-oss-120b.jinja")}
     for thinking in ("think", "nothink"):
         for tools in ToolMode:
             assert f"{thinking}/{tools.value}" in labels
             assert f'{thinking}/{tools.value}/reasoning_effort="low"' in labels
             assert f'{thinking}/{tools.value}/reasoning_effort="high"' in labels
-    assert len(labels) == 2 * 3 * 5
+    formats = {f"think/auto/reasoning_format={name}" for name in REASONING_FORMATS if name != REASONING_FORMAT}
+    assert formats <= labels
+    assert len(labels) == 2 * 3 * 5 + len(formats)
 
 
 def test_selection_by_glob_family_and_mode() -> None:
@@ -111,3 +117,14 @@ def test_a_changed_template_is_refused() -> None:
     assert checked_source(entry, None)
     with pytest.raises(PlanError, match="GLM-4.6.jinja .* does not match templates/index.json"):
         checked_source(replace(entry, sha256="0" * 64), None)
+
+
+def test_every_reasoning_format_is_planned_for_every_thinking_family_in_quick() -> None:
+    planned = plan("quick")
+    thinking_families = {entry.family for entry in load_index().values() if entry.think_start}
+    for name in REASONING_FORMATS:
+        found = [item.session for item in planned if item.session.reasoning_format == name]
+        assert {session.mode.label.endswith(f"reasoning_format={name}") for session in found} == {
+            name != REASONING_FORMAT}
+        assert {load_index()[session.template].family for session in found} >= thinking_families
+        assert all(session.render_request()["reasoning_format"] == name for session in found)
