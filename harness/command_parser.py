@@ -23,6 +23,7 @@ from chatparity.model import (
     reading_from_json,
 )
 from harness.stderr_log import StderrLog
+from harness.stream_deltas import MergedDeltas, agreeing
 from oracle.client import end_group, first_read, write_within
 
 
@@ -216,12 +217,22 @@ class CommandReader:
         return answer_reading(response.get("reading"), "parse reading")
 
     def stream(self, chunks: Sequence[str], finish: bool) -> StreamRead:
-        """All chunks of one stream in one request, all snapshots in one response."""
+        """All chunks of one stream in one request, all snapshots in one response: as `snapshots`, as `deltas`
+        (merged here), or both, which must agree."""
         response = self.program.request("stream", reader=self.handle(), chunks=list(chunks), finish=finish)
-        raw = response.get("snapshots")
-        if not isinstance(raw, list) or len(raw) != len(chunks):
-            raise ParserCrashed(f"stream: expected {len(chunks)} snapshots, got {json.dumps(raw)[:200]}")
+        raw, deltas = response.get("snapshots"), response.get("deltas")
+        if raw is None and deltas is None:
+            raise ParserCrashed(f"stream: expected {len(chunks)} snapshots or deltas, got neither")
+        for name, given in (("snapshots", raw), ("deltas", deltas)):
+            if given is not None and (not isinstance(given, list) or len(given) != len(chunks)):
+                raise ParserCrashed(f"stream: expected {len(chunks)} {name}, got {json.dumps(given)[:200]}")
+        if raw is None:
+            merged = MergedDeltas(deltas)
+            final = answer_reading(response.get("final"), "final reading") if finish else merged.last
+            return StreamRead(merged, final)
         snapshots = tuple(answer_reading(item, f"snapshot {index}") for index, item in enumerate(raw))
+        if deltas is not None:
+            agreeing(snapshots, MergedDeltas(deltas))
         final = answer_reading(response.get("final"), "final reading") if finish else snapshots[-1]
         return StreamRead(snapshots, final)
 
