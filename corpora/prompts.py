@@ -26,6 +26,10 @@ class Chat:
     kwargs: str
 
 
+THINKING_FIELD_SYNTAX = "gpt_oss"
+"""The syntax whose templates read a message's reasoning as `thinking`: llama.cpp's gpt-oss parser copies it there."""
+
+
 def json_text(value: Any) -> str:
     """The order-preserving JSON text of a render input."""
     return json.dumps(value, ensure_ascii=False)
@@ -59,10 +63,12 @@ def string_arguments(call: dict[str, Any]) -> dict[str, Any]:
 def template_messages(
     entry: TemplateEntry, messages: list[dict[str, Any]] | tuple[dict[str, Any], ...]
 ) -> list[dict[str, Any]]:
-    """Messages as llama.cpp hands them over: string arguments, system merged, empty content, where needed (new
-    message dicts; the values they keep are shared with `messages`)."""
+    """Messages as llama.cpp hands them over: string arguments, system merged, empty content, the reasoning also as
+    `thinking` for gpt-oss, where needed (new message dicts; the values they keep are shared with `messages`)."""
     out = [dict(message) for message in messages]
     for message in out:
+        if entry.syntax == THINKING_FIELD_SYNTAX and "reasoning_content" in message:
+            message["thinking"] = message["reasoning_content"]
         if "tool_calls" in message:
             message.setdefault("content", "")
             if not entry.object_arguments:

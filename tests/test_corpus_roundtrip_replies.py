@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chatparity.model import Message, Reading, ToolMode
+from chatparity.model import REASONING_FORMAT, Message, Reading, ToolMode
 from corpora.planning import PlannedSession, plan
 from corpora.roundtrip import render_turn, roundtrip_replies, roundtrip_turns
 from corpora.turn_shapes import CODE, TURN_SHAPES
@@ -75,6 +75,12 @@ def test_reply_starts_inside_an_open_thought() -> None:
     assert content.text is not None and content.text.startswith("</think>") and "closed" in content.reason
 
 
+def test_gpt_oss_writes_the_reasoning_llama_cpp_hands_it_as_thinking() -> None:
+    turn = render_turn(session("openai-gpt-oss-120b.jinja", "think/auto"), SHAPES["reasoning_call"])
+    reasoning = SHAPES["reasoning_call"]["reasoning_content"]
+    assert turn.text is not None and f"<|channel|>analysis<|message|>{reasoning}<|end|>" in turn.text
+
+
 def test_unreadable_turns_carry_their_reason() -> None:
     smol = render_turn(session("HuggingFaceTB-SmolLM3-3B.jinja", "think/auto"), SHAPES["one_call"])
     assert smol.text is None and "does not write the turn's tool calls" in smol.reason
@@ -130,7 +136,8 @@ def test_replies_are_deterministic_and_distinct() -> None:
 
 def test_oracle_reads_round_trips_back_to_truth(oracle: Any) -> None:
     """Done when: at least 55 templates that write tool calls read back every round-trip reply of their
-    single-turn sessions (thinking on/off, tool modes none/auto/required/choice_none, no kwargs)."""
+    single-turn sessions (thinking on/off, tool modes none/auto/required/choice_none, no kwargs, llama-server's
+    default reasoning format)."""
     writers = sorted(name for name, entry in load_index().items() if entry.writes_calls)
     failures: dict[str, list[str]] = {}
     replies = 0
@@ -140,6 +147,7 @@ def test_oracle_reads_round_trips_back_to_truth(oracle: Any) -> None:
             session_.template not in writers
             or session_.conversation != "single"
             or session_.mode.kwargs
+            or session_.reasoning_format != REASONING_FORMAT
             or session_.mode.tools not in READ_BACK_MODES
         ):
             continue
