@@ -44,8 +44,8 @@ same reply is as right as the meaning. Requests whose kwargs contradict their th
 request does not offer, arguments the schema does not allow, corrupted call text, fuzz and forms neither the
 template nor the grammar writes are robustness entries, ranked last. Streams are llama-server's own snapshots of
 every prefix (`update_chat_msg`) and the diffs it sends (`compute_diffs`). Each case is counted once per part,
-under one entry: template family × the failing construct, shown by a case of its most common template and shape
-in a plain mode. Cut replies are judged only as streams."""
+under one entry: llama.cpp's parser for the format × the failing construct (the families sharing that parser named
+together), shown by a case of its most common template and shape in a plain mode. Cut replies are judged only as streams."""
 
 
 def fence(text: str, language: str = "") -> str:

@@ -1,4 +1,5 @@
-"""Where llama.cpp itself is wrong, one entry per root cause (template family × failing construct): its whole
+"""Where llama.cpp itself is wrong, one entry per root cause (llama.cpp's parser for the format × failing construct,
+naming the template families that share it): its whole
 reads of finished replies against the message the template meant, the grammar it samples under against the
 template's own replies, and its own streams as llama-server runs them; replies whose meaning the template or the
 grammar does not give are robustness entries, apart."""
@@ -33,7 +34,7 @@ from reports.defect_judging import (
 from reports.defect_repro import server_body
 from reports.runs import Run, chunking_key, read_rows
 from reports.show import Request, glob_literal
-from reports.upstream import upstream_status
+from reports.upstream import NOT_CHECKED, upstream_status
 from templates.index import load_index
 
 READ = [
@@ -83,7 +84,7 @@ LEAD = 5
 LEAD_STREAMS = 2
 """The entries to read first: the whole-read and stream entries on the most templates, then cases."""
 ENTRY_COLUMNS = [
-    "id", "part", "section", "family", "kind", "construct", "reason", "cases", "templates", "template_names",
+    "id", "part", "section", "family", "syntax", "kind", "construct", "reason", "cases", "templates", "template_names",
     "shapes", "case_id", "template", "mode", "kwargs", "shape", "reply", "session_id", "partial", "expected",
     "actual", "defect", "grammar", "writable", "request", "bos", "eos", "upstream", "lead",
 ]
@@ -399,8 +400,8 @@ def finding(row: dict[str, Any], sessions: pd.DataFrame, part: str, kind: str, c
         row["origin"], row["shape"], bool(row["partial"]), truth is not None, row["oracle_grammar"], contradiction,
         parallel)
     return {
-        **{name: row[name] for name in ("case_id", "session_id", "template", "family", "mode", "shape", "origin",
-                                         "conversation", "reply", "partial")},
+        **{name: row[name] for name in ("case_id", "session_id", "template", "family", "syntax", "mode", "shape",
+                                         "origin", "conversation", "reply", "partial")},
         "kwargs": json.dumps(kwargs, sort_keys=True),
         "part": part, "section": ROBUSTNESS if reason else MAIN, "reason": reason, "kind": kind,
         "construct": construct, "expected": truth, "actual": actual, "grammar": row["oracle_grammar"],
@@ -436,21 +437,24 @@ def representative(group: pd.DataFrame) -> pd.Series:
 
 
 def grouped(findings: list[dict[str, Any]], run: Run, plans: Plans) -> pd.DataFrame:
-    """One entry per part, section, family, kind and construct, with its counts and representative case."""
+    """One entry per part, section, llama.cpp parser (the format's syntax: the families that share it share the
+    code at fault), kind and construct, with its counts and representative case."""
     if not findings:
         return pd.DataFrame(columns=ENTRY_COLUMNS)
     frame = pd.DataFrame(findings)
     index = load_index()
-    keys = ["part", "section", "family", "kind", "construct"]
+    keys = ["part", "section", "syntax", "kind", "construct"]
     entries = []
     for key, group in frame.groupby(keys, sort=True):
         shown = representative(group)
+        families = sorted(set(group["family"]), key=lambda family: (family != shown["family"], family))
         entry = index.get(shown["template"])
         request = plans.request(shown["template"], shown["session_id"])
         reasons = Counter(reason for reason in group["reason"] if reason)
         verdict = GrammarVerdict.of_text(shown["grammar"]) if shown["grammar"] else None
         entries.append({
             **dict(zip(keys, key)),
+            "family": ", ".join(families),
             "reason": reasons.most_common(1)[0][0] if reasons else "",
             "cases": group["case_id"].nunique(),
             "templates": group["template"].nunique(),
@@ -461,7 +465,8 @@ def grouped(findings: list[dict[str, Any]], run: Run, plans: Plans) -> pd.DataFr
             "expected": shown["expected"], "actual": shown["actual"], "defect": shown["defect"],
             "grammar": shown["grammar"], "writable": None if verdict is None else verdict.writable,
             "request": request, "bos": entry.bos if entry else "", "eos": entry.eos if entry else "",
-            "upstream": upstream_status(key[2], key[3]),
+            "upstream": next((status for status in (upstream_status(family, key[3]) for family in families)
+                              if not status.startswith(NOT_CHECKED)), upstream_status(families[0], key[3])),
         })
     table = pd.DataFrame(entries)
     table["_part"] = [(section == ROBUSTNESS, part == STREAM) for part, section in zip(table["part"], table["section"])]

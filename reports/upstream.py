@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 
 STATUS_FILE = Path(__file__).resolve().parent / "upstream_status.toml"
+NOT_CHECKED = "not checked"
 
 
 @cache
@@ -22,4 +23,4 @@ def checked() -> dict[tuple[str, str], str]:
 
 def upstream_status(family: str, kind: str) -> str:
     """The entry's status on llama.cpp's master: 'open …', 'fixed …', or that it was not checked."""
-    return checked().get((family, kind), "not checked against master (no entry in reports/upstream_status.toml)")
+    return checked().get((family, kind), f"{NOT_CHECKED} against master (no entry in reports/upstream_status.toml)")

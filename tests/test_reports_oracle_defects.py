@@ -4,6 +4,7 @@ with its reproducers."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,22 @@ def test_entries_are_grouped_by_root_cause_and_kept_apart(tmp_path: Path) -> Non
     assert summary_line(report.summary()).startswith(
         "llama.cpp's own defects (against what the template means): whole reads 1 (3 cases), streams 1"
     )
+
+
+def test_families_that_share_llama_cpps_parser_share_an_entry(tmp_path: Path) -> None:
+    directory = defect_run(tmp_path / "shared")
+    connection = sqlite3.connect(directory / "rows.sqlite")
+    connection.execute("UPDATE rows SET family = 'fam2' WHERE template = 'b.jinja'")
+    connection.commit()
+    connection.close()
+    entries = oracle_defects(load_run(directory), requests=False).clusters.set_index("id")
+    assert (entries.loc["W1", "family"], entries.loc["W1", "cases"]) == ("fam, fam2", 3)
+    connection = sqlite3.connect(directory / "rows.sqlite")
+    connection.execute("UPDATE rows SET syntax = 'other' WHERE template = 'b.jinja'")
+    connection.commit()
+    connection.close()
+    apart = oracle_defects(load_run(directory), requests=False).clusters
+    assert sorted(apart[apart["kind"] == "loses a call"]["family"]) == ["fam", "fam2"]
 
 
 def test_the_markdown_leads_with_the_main_entries_and_never_calls_a_cut_reply_finished(tmp_path: Path) -> None:
