@@ -65,6 +65,8 @@ MODELS_OWN = ("no meaning known, and the model may have written it so (a marker 
               "schema): llama.cpp returns what was written")
 PYTHON_TEXT = ("an object or list argument written as Python text, as the template prints it, which llama.cpp's "
                "grammar never lets a model write (it writes JSON there)")
+REOPENED = ("the reply opens again the thought the generation prompt already opened, which the template never writes "
+            "and a model prompted inside that thought does not")
 UNCONFIRMED = ("a form neither the template nor llama.cpp's grammar is known to write (the template's rendering of "
                "the answer is not in the reply, and no grammar constrains it)")
 STRUCTURE_KINDS = {
@@ -200,6 +202,12 @@ class Plans:
             written = written.rpartition(entry.think_end)[2]
         return written is not None and bool(written.strip()) and written.strip() in reply
 
+    def reopens_thought(self, template: str, session_id: str, reply: str) -> bool:
+        """Whether the reply starts with the thinking tag its generation prompt already opened."""
+        planned = self.planned(template, session_id)
+        start = planned.entry.think_start if planned is not None else ""
+        return bool(planned is not None and planned.opens_thought and start and reply.lstrip().startswith(start))
+
     def writes_alike(self, template: str, session_id: str, reply: str, oracle: dict[str, Any],
                      truth: dict[str, Any]) -> bool:
         """Whether the template writes llama.cpp's reading as the same reply (both readings are then the
@@ -277,6 +285,8 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
             why = MODELS_OWN
         if not why and verdict is not None and not verdict.writable and python_text_values(row["reply"], truth):
             why = PYTHON_TEXT
+        if not why and plans.reopens_thought(row["template"], row["session_id"], row["reply"]):
+            why = REOPENED
         if not why and truth is not None and row["origin"] == thinking_shapes.ORIGIN and \
                 (verdict is None or verdict.verdict != "accepts") and \
                 not plans.writes_answer_so(row["template"], row["session_id"], row["reply"], truth):

@@ -267,6 +267,21 @@ def test_what_the_template_writes_and_the_prompt_opens_with_is_not_held_against_
                                        message("Hi", "why"))
 
 
+def test_a_reply_that_opens_again_the_thought_its_prompt_opened_is_not_the_templates_form(tmp_path: Path) -> None:
+    from corpora import planning
+    from reports.oracle_defects import Plans
+
+    template = "MiniMax-M2.jinja"
+    planned = next(p for p in planning.plan("quick", template) if p.session.mode.label == "think/auto"
+                   and p.session.conversation == "single")
+    assert planned.opens_thought
+    builder = StoreBuilder(tmp_path)
+    builder.session(template, family="MiniMax-M2", mode="think/auto", session_id=planned.session.id)
+    plans = Plans(load_run(builder.write()))
+    assert plans.reopens_thought(template, planned.session.id, "<think>\nHm.</think>Hi")
+    assert not plans.reopens_thought(template, planned.session.id, "Hm.</think>Hi")
+
+
 def test_a_marker_in_an_arguments_value_is_no_leak_and_text_past_the_end_of_turn_is_robustness() -> None:
     from reports.oracle_defects import marker_in_arguments, past_end_of_turn
 
