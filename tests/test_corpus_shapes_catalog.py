@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chatparity.model import Message, Reading
+from chatparity.model import REASONING_FORMAT, Message, Reading
 from corpora import catalog
 from corpora.call_shapes import CallShape
 from corpora.catalog import SessionCorpus, session_corpus
@@ -180,7 +180,8 @@ PROBES = {"text_after_call", "argument_values_not_wrapped_in_newlines", "paramet
 def test_the_oracle_reads_shapes_with_truth_back_to_it(oracle: Any, template: str) -> None:
     checked = 0
     for planned in catalog.plan("full", templates=template, mode="*/[anr]*"):
-        if planned.session.conversation != "single" or planned.session.mode.kwargs:
+        if planned.session.conversation != "single" or planned.session.mode.kwargs or \
+                planned.session.reasoning_format != REASONING_FORMAT:
             continue
         handle = oracle.render(planned.session.render_request()).handle
         for reply in catalog.replies(planned, "full"):

@@ -13,11 +13,12 @@ let nextReader = 0;
 // A reader's settings, from the session the harness sends with `open`.
 function open(session) {
   if (!/<tool_call>(\\n|\n)\{/.test(session.template_source)) return { unsupported: "not a hermes template" };
-  const thinks = session.enable_thinking && session.template_source.includes(THINK_OPEN);
+  // With reasoning_format "none" a thought is content like any other text, tags and all.
+  const thinks = session.enable_thinking && session.template_source.includes(THINK_OPEN) && session.reasoning_format !== "none";
   const forcedOpen = thinks && (session.prompt ?? "").trimEnd().endsWith(THINK_OPEN);
   const calls = session.tools.length > 0 && session.tool_choice !== "none";
   const names = new Set(session.tools.map((tool) => tool.function.name));
-  readers.set(nextReader, { thinks, forcedOpen, calls, names, separate: session.reasoning_format !== "none" });
+  readers.set(nextReader, { thinks, forcedOpen, calls, names });
   return { reader: nextReader++ };
 }
 
@@ -83,8 +84,7 @@ function read(reader, text, partial) {
     if (next && !next.startsWith(CALL_OPEN) && !(partial && CALL_OPEN.startsWith(next))) return { rejected: "text after a call" };
     at = next.startsWith(CALL_OPEN) ? rest.length - next.length : -1;
   }
-  if (!reader.separate) content = (reasoning ? THINK_OPEN + reasoning + THINK_CLOSE : "") + content;
-  return { content, reasoning_content: reader.separate ? reasoning : "", tool_calls: calls };
+  return { content, reasoning_content: reasoning, tool_calls: calls };
 }
 
 // The answer to one request line.
