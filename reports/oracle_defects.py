@@ -51,11 +51,13 @@ WHOLE = (
     "chunking = 'whole' AND partial = 0 AND oracle_reading IS NOT NULL AND ("
     "(oracle_vs_truth IS NOT NULL AND oracle_vs_truth != 'match') OR " + BROKEN + " OR "
     "(origin = 'roundtrip' AND oracle_grammar NOT IN ('', 'free', 'untriggered') "
-    "AND oracle_grammar NOT LIKE 'accepts%'))"
+    "AND oracle_grammar NOT LIKE 'accepts%') OR "
+    "(truth IS NULL AND oracle_reading LIKE '{\"rejected\"%' AND oracle_grammar LIKE 'accepts%'))"
 )
 MAIN, ROBUSTNESS = "main", "robustness"
 WHOLE_READ, STREAM = "whole", "stream"
 GRAMMAR_KIND = "samples under a grammar that cannot write the template's reply"
+GRAMMAR_WRITES = "a reply its own grammar for the request writes"
 PLAIN = ("single", "system")
 """The conversations of one question (with or without a system prompt)."""
 UNORDERED = "arguments written in another order than llama.cpp's grammar makes a model write them"
@@ -278,10 +280,13 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
             kind, construct = structure_departure(row["oracle_structure_detail"])
         elif truth is not None and verdict is not None and not verdict.writable and plans.in_grammar_order(row, truth):
             kind, construct = GRAMMAR_KIND, f"{verdict.verdict} a reply of {truth_shape(truth)}"
+        elif truth is None and "rejected" in oracle and grammar_writes_all(row["reply"], verdict, row["template"]):
+            kind, construct = "rejects the reply", GRAMMAR_WRITES
         if not kind:
             continue
         why = UNORDERED if unordered(row, truth, plans) else ""
-        if not why and truth is None and not row["oracle_structure_detail"].startswith(f"{ALWAYS_LLAMA_CPPS}:"):
+        if not why and truth is None and construct != GRAMMAR_WRITES and \
+                not row["oracle_structure_detail"].startswith(f"{ALWAYS_LLAMA_CPPS}:"):
             why = MODELS_OWN
         if not why and verdict is not None and not verdict.writable and python_text_values(row["reply"], truth):
             why = PYTHON_TEXT
@@ -293,6 +298,18 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
             why = UNCONFIRMED
         found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None, why))
     return plain_refusals(found)
+
+
+def grammar_writes_all(reply: str, verdict: GrammarVerdict | None, template: str) -> bool:
+    """Whether llama.cpp's grammar for the request accepts the reply and constrains all of it but a thought: what
+    comes before the point it constrains from is whitespace and the template's thinking tags and thought."""
+    if verdict is None or verdict.verdict != "accepts" or verdict.start is None:
+        return False
+    entry = load_index().get(template)
+    before = reply[:verdict.start]
+    if entry is not None and entry.think_end and entry.think_end in before:
+        before = before[before.rindex(entry.think_end) + len(entry.think_end):]
+    return not before.strip()
 
 
 def calls_only(reading: dict[str, Any]) -> dict[str, Any]:

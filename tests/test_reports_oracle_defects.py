@@ -282,6 +282,20 @@ def test_a_reply_that_opens_again_the_thought_its_prompt_opened_is_not_the_templ
     assert not plans.reopens_thought(template, planned.session.id, "Hm.</think>Hi")
 
 
+def test_a_refusal_counts_without_a_meaning_where_the_grammar_constrains_all_but_a_thought() -> None:
+    from oracle.client import GrammarVerdict
+    from reports.oracle_defects import grammar_writes_all
+
+    call = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    template = "Qwen-Qwen3-0.6B.jinja"
+    assert grammar_writes_all(call, GrammarVerdict("accepts", None, 0), template)
+    thought = "<think>\nhm\n</think>\n\n"
+    assert grammar_writes_all(thought + call, GrammarVerdict("accepts", None, len(thought)), template)
+    assert not grammar_writes_all("Sure. " + call, GrammarVerdict("accepts", None, 6), template)
+    assert not grammar_writes_all(call, GrammarVerdict("rejects", 3, 0), template)
+    assert not grammar_writes_all(call, GrammarVerdict("untriggered", None, None), template)
+
+
 def test_a_marker_in_an_arguments_value_is_no_leak_and_text_past_the_end_of_turn_is_robustness() -> None:
     from reports.oracle_defects import marker_in_arguments, past_end_of_turn
 
