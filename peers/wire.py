@@ -60,7 +60,7 @@ def serve(open_session: Callable[[dict[str, Any]], Reader], info: dict[str, str]
         request = json.loads(line)
         try:
             fields = answer(request, readers, open_session, info)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - a peer's failure is this request's error answer
             traceback.print_exc(file=sys.stderr)
             fields = {"error": f"{type(error).__name__}: {error}"}
         stdout.write(json.dumps({"id": request["id"], **fields}, ensure_ascii=False) + "\n")

@@ -166,7 +166,7 @@ class SglangReader:
             if calls_parser.has_tool_call(text):
                 try:
                     rest, items = calls_parser.parse_non_stream(text)
-                except Exception:
+                except Exception:  # noqa: BLE001 - the server logs any parse error and keeps the text
                     rest, items = text, []
                 text = rest
                 calls = [{"name": item.name, "arguments": item.parameters,
