@@ -34,6 +34,8 @@ VERDICT_TITLES = {"match": "match", "policy": "parser policy", "defect": "llama.
 TOKEN_CHUNKINGS = ("tokens", "special")
 ROW_COLUMNS = ("case_id", "chunking", "template", "syntax", "mode", "origin", "shape", "partial", "reply",
                "oracle_reading", "parser_reading", "error", "detail")
+FINAL = "final_match"
+"""Rows whose final reading matches llama.cpp's, whatever their stream checks say."""
 ORACLE_OUTCOMES = frozenset(outcome.value for outcome in ORACLE_FAILURES)
 
 
@@ -124,7 +126,10 @@ class Column:
         if found == "declined":
             self.declined.setdefault(row.template, row.error or row.detail)
             return
-        self.cells.setdefault((row.syntax, chunking_class(row.chunking)), Counter())[found] += 1
+        cell = self.cells.setdefault((row.syntax, chunking_class(row.chunking)), Counter())
+        cell[found] += 1
+        if found != "oracle_error" and label_outcome(row_label(row)) == Outcome.MATCH.value:
+            cell[FINAL] += 1
         if found == "bug":
             signature = bug_signature(row)
             self.bugs.setdefault(signature, Bug(signature)).add(row)
@@ -146,10 +151,14 @@ def column_of(name: str, run: Path, templates: str = "*") -> Column:
     return column
 
 
-def agreement(counts: Counter[str]) -> str:
-    """'matched/judged (percent)' of a cell, '' when it holds no judged row."""
+def agreement(counts: Counter[str], final: bool = False) -> str:
+    """'percent (matched/judged)' of a cell, '' when it holds no judged row; with `final`, also the share of rows
+    whose final reading matches, stream checks aside."""
     judged = sum(counts[name] for name in VERDICTS)
-    return f"{100 * counts['match'] / judged:.0f}% ({counts['match']}/{judged})" if judged else ""
+    if not judged:
+        return ""
+    shown = f"{100 * counts['match'] / judged:.0f}% ({counts['match']}/{judged})"
+    return shown + f"; final {100 * counts[FINAL] / judged:.0f}%" if final else shown
 
 
 def syntaxes(columns: Iterable[Column]) -> list[str]:
@@ -164,11 +173,12 @@ def markdown(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> s
     lines += ["| parser | version | " + " | ".join(CLASS_TITLES[klass] for klass in CLASSES) + " | bug classes |",
               "|---|---|" + "---|" * len(CLASSES) + "---|"]
     for column in columns:
-        cells = [agreement(column.total(klass)) for klass in CLASSES] if not column.status else \
+        cells = [agreement(column.total(klass), klass != "whole") for klass in CLASSES] if not column.status else \
             [column.status] + [""] * (len(CLASSES) - 1)
         lines.append(f"| {column.name} | {column.version} | " + " | ".join(cells) + f" | {len(column.bugs)} |")
     lines += ["", "Agreement is matching rows over rows judged (match, parser policy, llama.cpp defect, parser bug);",
-              "declined sessions and rows where llama.cpp itself failed are not judged.", "",
+              "declined sessions and rows where llama.cpp itself failed are not judged. A streamed row matches when its",
+              "final reading and every snapshot agree with llama-server's; `final` counts the final readings alone.", "",
               "## Per syntax", ""]
     names = [column for column in columns if not column.status]
     header = [f"{column.name} {CLASS_TITLES[klass]}" for column in names for klass in CLASSES]
@@ -209,9 +219,9 @@ def as_json(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> di
     """The matrix as JSON: every count, declined template and bug class."""
     return {"parsers": [{
         "name": column.name, "version": column.version, "status": column.status, "run": column.run,
-        "cells": [{"syntax": syntax, "chunking": klass, **{name: counts[name] for name in VERDICTS}}
+        "cells": [{"syntax": syntax, "chunking": klass, **{name: counts[name] for name in (*VERDICTS, FINAL)}}
                   for (syntax, klass), counts in sorted(column.cells.items())],
-        "totals": {klass: {name: column.total(klass)[name] for name in VERDICTS} for klass in CLASSES},
+        "totals": {klass: {name: column.total(klass)[name] for name in (*VERDICTS, FINAL)} for klass in CLASSES},
         "declined": column.declined,
         "bugs": [{"signature": bug.signature, "rows": bug.rows, "case": bug.example.case_id,
                   "template": bug.example.template, "chunking": bug.example.chunking,
