@@ -147,6 +147,18 @@ def takes_back(shown: Message, later: Message) -> bool:
     )
 
 
+def edge_whitespace(expected: Message, actual: Message, point: Point) -> Message | None:
+    """The parser trims or keeps whitespace at the start and end of content and reasoning by rules of its own
+    (a thought kept as written, the text around calls stripped); llama.cpp trims as its format says. The text
+    between the edges is the same."""
+    changes = {}
+    for name in TEXT_FIELDS:
+        mine, theirs = getattr(expected, name), getattr(actual, name)
+        if mine != theirs and mine.strip() == theirs.strip():
+            changes[name] = theirs
+    return dataclasses.replace(expected, **changes) if changes else None
+
+
 KEPT_STREAM = "kept_stream"
 RULES: dict[str, Rule] = {
     "held_marker_start": held_marker_start,
@@ -155,6 +167,7 @@ RULES: dict[str, Rule] = {
     "closed_arguments": closed_arguments,
     "kept_stream": kept_stream,
     "finished_text_kept": finished_text_kept,
+    "edge_whitespace": edge_whitespace,
 }
 
 

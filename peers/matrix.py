@@ -15,7 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from chatparity.model import ORACLE_FAILURES, Outcome
+from chatparity.model import ORACLE_FAILURES, Kind, Outcome
 from harness.labels import DEFECT
 from harness.outcome_labels import (
     LABEL_COLUMNS,
@@ -34,6 +34,8 @@ VERDICT_TITLES = {"match": "match", "policy": "parser policy", "defect": "llama.
 TOKEN_CHUNKINGS = ("tokens", "special")
 ROW_COLUMNS = ("case_id", "chunking", "template", "syntax", "mode", "origin", "shape", "partial", "reply",
                "oracle_reading", "parser_reading", "error", "detail")
+ACCEPTS = "bug_accepts"
+"""Parser bugs where llama.cpp rejects the finished reply (a reply its grammar would not let a model write)."""
 FINAL = "final_match"
 """Rows whose final reading matches llama.cpp's, whatever their stream checks say."""
 ORACLE_OUTCOMES = frozenset(outcome.value for outcome in ORACLE_FAILURES)
@@ -61,23 +63,23 @@ def verdict(row: Any) -> str:
 
 
 def bug_signature(row: Any) -> str:
-    """What one class of parser bug has in common: the syntax, the chunking class, the outcome and the checks
-    broken."""
+    """What one class of parser bug has in common: the syntax, the chunking class, whether the reply is cut, the
+    outcome and the checks broken."""
     label = row_label(row)
     checks = ",".join(sorted(label_checks(label)))
-    return " ".join(part for part in (row.syntax, chunking_class(row.chunking), label_outcome(label),
-                                      f"!{checks}" if checks else "") if part)
+    return " ".join(part for part in (row.syntax, chunking_class(row.chunking), "cut" if row.partial else "",
+                                      label_outcome(label), f"!{checks}" if checks else "") if part)
 
 
 def store_rows(run: Path, templates: str = "*") -> Iterator[Any]:
-    """Every row of a run store whose template the glob selects, with the columns a label and a bug report
-    need."""
+    """Every row of a run store whose template one of the comma-separated globs selects (as the sweep's
+    --templates does), with the columns a label and a bug report need."""
     connection = open_store(run)
     connection.row_factory = sqlite3.Row
     names = ", ".join(dict.fromkeys((*ROW_COLUMNS, *LABEL_COLUMNS)))
     try:
         for found in connection.execute(f"SELECT {names} FROM rows ORDER BY case_id, chunking"):
-            if fnmatch.fnmatchcase(found["template"], templates):
+            if any(fnmatch.fnmatchcase(found["template"], glob) for glob in templates.split(",")):
                 yield SimpleNamespace(**dict(found))
     finally:
         connection.close()
@@ -128,8 +130,11 @@ class Column:
             return
         cell = self.cells.setdefault((row.syntax, chunking_class(row.chunking)), Counter())
         cell[found] += 1
-        if found != "oracle_error" and label_outcome(row_label(row)) == Outcome.MATCH.value:
+        outcome = label_outcome(row_label(row))
+        if found != "oracle_error" and outcome == Outcome.MATCH.value:
             cell[FINAL] += 1
+        if found == "bug" and outcome == f"{Outcome.MISMATCH.value}:{Kind.ACCEPTS.value}":
+            cell[ACCEPTS] += 1
         if found == "bug":
             signature = bug_signature(row)
             self.bugs.setdefault(signature, Bug(signature)).add(row)
@@ -186,13 +191,13 @@ def markdown(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> s
     for syntax in syntaxes(names):
         cells = [agreement(column.total(klass, syntax)) for column in names for klass in CLASSES]
         lines.append(f"| {syntax} | " + " | ".join(cells) + " |")
-    lines += ["", "## Rows per label", "", "| parser | chunking | " + " | ".join(VERDICT_TITLES.values()) + " |",
-              "|---|---|" + "---|" * len(VERDICTS)]
+    lines += ["", "## Rows per label", "", "| parser | chunking | " + " | ".join(VERDICT_TITLES.values())
+              + " | of which llama.cpp rejects the reply |", "|---|---|" + "---|" * (len(VERDICTS) + 1)]
     for column in names:
         for klass in CLASSES:
             counts = column.total(klass)
             lines.append(f"| {column.name} | {CLASS_TITLES[klass]} | "
-                         + " | ".join(str(counts[name]) for name in VERDICTS) + " |")
+                         + " | ".join(str(counts[name]) for name in (*VERDICTS, ACCEPTS)) + " |")
     for column in columns:
         lines += ["", f"## {column.name}", ""]
         if column.status:
@@ -219,9 +224,9 @@ def as_json(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> di
     """The matrix as JSON: every count, declined template and bug class."""
     return {"parsers": [{
         "name": column.name, "version": column.version, "status": column.status, "run": column.run,
-        "cells": [{"syntax": syntax, "chunking": klass, **{name: counts[name] for name in (*VERDICTS, FINAL)}}
+        "cells": [{"syntax": syntax, "chunking": klass, **{name: counts[name] for name in (*VERDICTS, ACCEPTS, FINAL)}}
                   for (syntax, klass), counts in sorted(column.cells.items())],
-        "totals": {klass: {name: column.total(klass)[name] for name in (*VERDICTS, FINAL)} for klass in CLASSES},
+        "totals": {klass: {name: column.total(klass)[name] for name in (*VERDICTS, ACCEPTS, FINAL)} for klass in CLASSES},
         "declined": column.declined,
         "bugs": [{"signature": bug.signature, "rows": bug.rows, "case": bug.example.case_id,
                   "template": bug.example.template, "chunking": bug.example.chunking,

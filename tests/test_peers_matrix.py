@@ -75,6 +75,7 @@ def rows() -> list[Row]:
         dataclasses.replace(BASE, case_id="c6", template="gemma.jinja", syntax="content_only", outcome="unsupported",
                             error="no parser for gemma"),
         dataclasses.replace(BASE, case_id="c7", outcome="oracle_crashed"),
+        dataclasses.replace(BASE, case_id="c8", outcome="mismatch", kind="accepts", parser_reading="{}"),
     ]
 
 
@@ -92,12 +93,14 @@ def test_each_row_gets_the_harness_s_label_in_its_chunking_class(tmp_path: Path)
     llama.cpp's own errors are not judged."""
     column = matrix.column_of("p", store(tmp_path / "run"))
     assert column.version == "r1"
-    assert column.total("whole") == {"match": 1, "bug": 1, "oracle_error": 1, "final_match": 1}
+    assert column.total("whole") == {"match": 1, "bug": 2, "oracle_error": 1, "final_match": 1, "bug_accepts": 1}
     assert column.total("tokens") == {"policy": 1, "bug": 1, "final_match": 1}
     assert column.total("chars") == {"defect": 1}
     assert column.declined == {"gemma.jinja": "no parser for gemma"}
-    assert sorted(column.bugs) == ["hermes tokens match !snapshot_parity", "hermes whole mismatch:content"]
-    assert matrix.agreement(column.total("whole")) == "50% (1/2)"
+    assert sorted(column.bugs) == ["hermes tokens match !snapshot_parity", "hermes whole mismatch:accepts",
+                                   "hermes whole mismatch:content"]
+    assert matrix.bug_signature(dataclasses.replace(rows()[1], partial=1)) == "hermes whole cut mismatch:content"
+    assert matrix.agreement(column.total("whole")) == "33% (1/3)"
     assert matrix.column_of("p", tmp_path / "run", templates="gemma*").cells == {}
 
 
@@ -106,10 +109,11 @@ def test_the_matrix_reads_verdict_first_and_lists_declined_templates_and_bug_cla
     column = matrix.column_of("sglang", store(tmp_path / "run"))
     failed = matrix.Column("other", "2.0", status="install failed: no wheel")
     text = matrix.markdown([column, failed], {"sglang": {"hermes whole mismatch:content": "print('replay')"}})
-    assert "| sglang | r1 | 50% (1/2) | 0% (0/2); final 50% | 0% (0/1); final 0% | 2 |" in text
+    assert "| sglang | r1 | 33% (1/3) | 0% (0/2); final 50% | 0% (0/1); final 0% | 3 |" in text
     assert "| other | 2.0 | install failed: no wheel |" in text
-    assert "| hermes | 50% (1/2) | 0% (0/2) | 0% (0/1) |" in text
-    assert "| sglang | token-streamed | 0 | 1 | 0 | 1 |" in text
+    assert "| hermes | 33% (1/3) | 0% (0/2) | 0% (0/1) |" in text
+    assert "| sglang | whole | 1 | 0 | 0 | 2 | 1 |" in text
+    assert "| sglang | token-streamed | 0 | 1 | 0 | 1 | 0 |" in text
     assert "- `gemma.jinja`: no parser for gemma" in text
     assert "```python\nprint('replay')\n```" in text
 
@@ -144,7 +148,8 @@ def test_the_command_sweeps_each_parser_and_writes_the_matrix(tmp_path: Path, ca
     assert "--expectations" in calls[0] and all(argv[argv.index("--templates") + 1] == "Qwen-*" for argv in calls)
     data = json.loads((out / "peers.json").read_text())
     assert [parser["name"] for parser in data["parsers"]] == ["sglang", "reply", "llama.cpp"]
-    assert data["parsers"][0]["totals"]["whole"] == {"match": 1, "policy": 0, "defect": 0, "bug": 1, "final_match": 1}
+    assert data["parsers"][0]["totals"]["whole"] == {"match": 1, "policy": 0, "defect": 0, "bug": 2, "bug_accepts": 1,
+                                                        "final_match": 1}
     assert "sglang-0.5.23: cached" in capsys.readouterr().out
 
 

@@ -203,3 +203,15 @@ def test_the_parsers_file_names_a_parser_or_a_reason_for_every_upstream_template
     assert choices["Qwen-Qwen3-0.6B.jinja"] == Choice("Qwen-Qwen3-0.6B.jinja", "qwen25", "qwen3",
                                                       choices["Qwen-Qwen3-0.6B.jinja"].reason)
     assert (choices["GLM-4.7-Flash.jinja"].tool, choices["GLM-4.7-Flash.jinja"].reasoning) == ("glm47", "glm45")
+
+
+def test_sglang_s_whitespace_policy_explains_edge_whitespace_only() -> None:
+    """Its policy accepts a thought kept as written and stripped text around calls, never other text."""
+    from chatparity.model import Message
+    from harness.policies import policies_in
+    from harness.policy_rules import Point
+
+    policies = policies_in(EXPECTATIONS)
+    point = Point("<think>\n\n</think>\n\nhi", False, ())
+    assert policies.explain(Message("hi"), Message("\n\nhi", "\n\n"), point) == ("own-whitespace-rules",)
+    assert policies.explain(Message("hi there"), Message("hi  there"), point) is None
