@@ -41,7 +41,10 @@ SGLANG = Peer(
 """SGLang's wheel pins torch, flashinfer, xgrammar and about 70 more: it goes in without them, then the pure-Python
 modules its parsers and request models import (`peers/sglang/runtime.py` stands in for the rest)."""
 
-PEERS = {peer.name: peer for peer in (SGLANG,)}
+TRANSFORMERS = Peer("transformers", "5.25.0", (("transformers==5.25.0",),))
+"""transformers' response templates need neither torch nor a model: its own dependencies are pure Python or wheels."""
+
+PEERS = {peer.name: peer for peer in (SGLANG, TRANSFORMERS)}
 
 
 def peers_named(text: str) -> list[Peer]:

@@ -15,6 +15,7 @@ from chatparity.model import InputError
 from peers import matrix
 from peers.catalog import PEERS_ROOT, Peer, peers_named
 from peers.install import Installed, InstallFailed, install
+from peers.sessions import session_of
 from peers.sglang.adapter import PARSERS_FILE, read_choices
 from peers.sglang.reproducer import reproducer
 from templates.upstream import cache_root
@@ -99,13 +100,14 @@ def reference_column(name: str, spec: str, given: Path | None, options: argparse
     return swept(name, sweep_argv(options, spec, name, run, None), run, sweep, options.templates)
 
 
-def sglang_reproducers(column: matrix.Column) -> dict[str, str]:
+def sglang_reproducers(column: matrix.Column, profile: str) -> dict[str, str]:
     """A reproducer for each SGLang bug class whose example can be replayed from its reply alone."""
     choices = read_choices(PEERS_ROOT / "sglang" / "expectations" / PARSERS_FILE)
     found = {}
     for signature, bug in column.bugs.items():
         choice = choices.get(bug.example.template)
-        code = reproducer(choice, bug.example, signature, column.version) if choice else None
+        session = session_of(bug.example, profile)
+        code = reproducer(choice, bug.example, session, signature, column.version) if choice else None
         if code:
             found[signature] = code
     return found
@@ -122,7 +124,8 @@ def main(argv: list[str], prog: str = "chatparity peers", sweep: Sweep = run_swe
     columns = [peer_column(peer, options, sweep, installer) for peer in peers]
     columns.append(reference_column("reply", "reply", options.reply_run, options, sweep))
     columns.append(reference_column("llama.cpp", "oracle", options.oracle_run, options, sweep))
-    reproducers = {column.name: sglang_reproducers(column) for column in columns if column.name == "sglang"}
+    reproducers = {column.name: sglang_reproducers(column, options.profile) for column in columns
+                   if column.name == "sglang"}
     text, data = matrix.write(options.out, columns, reproducers)
     print(f"peer matrix: {text} ({data})")
     return 0

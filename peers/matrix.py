@@ -32,7 +32,7 @@ CLASS_TITLES = {"whole": "whole", "tokens": "token-streamed", "chars": "char-str
 VERDICTS = ("match", "policy", "defect", "bug")
 VERDICT_TITLES = {"match": "match", "policy": "parser policy", "defect": "llama.cpp defect", "bug": "parser bug"}
 TOKEN_CHUNKINGS = ("tokens", "special")
-ROW_COLUMNS = ("case_id", "chunking", "template", "syntax", "mode", "origin", "shape", "partial", "reply",
+ROW_COLUMNS = ("case_id", "chunking", "session_id", "template", "syntax", "mode", "origin", "shape", "partial", "reply",
                "oracle_reading", "parser_reading", "error", "detail")
 ACCEPTS = "bug_accepts"
 """Parser bugs where llama.cpp rejects the finished reply (a reply its grammar would not let a model write)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from chatparity.model import Session
 from peers.sglang.adapter import Choice
 
 CHARACTER_GROUPS = {"char": 1, "char2": 2, "char3": 3}
@@ -17,8 +18,7 @@ from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
 
 text = {text}
-tools = [Tool.model_validate({{"type": "function", "function": {{"name": name, "parameters": {{"type": "object"}}}}}})
-         for name in {names}]
+tools = [Tool.model_validate(tool) for tool in {tools}]
 '''
 WHOLE = '''reasoning, rest = {reasoning}
 print(repr(reasoning), FunctionCallParser(tools, {tool}).parse_non_stream(rest))
@@ -40,16 +40,24 @@ def called_names(reading: str | None) -> list[str]:
     return list(dict.fromkeys(call["name"] for call in data.get("tool_calls", [])))
 
 
-def reproducer(choice: Choice, row: Any, signature: str, version: str) -> str | None:
+def tools_of(row: Any, session: Session | None) -> list[dict[str, Any]]:
+    """The session's tools, else a bare tool for each name the readings call."""
+    if session is not None:
+        return session.tools
+    names = called_names(row.oracle_reading) or called_names(row.parser_reading)
+    return [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}} for name in names]
+
+
+def reproducer(choice: Choice, row: Any, session: Session | None, signature: str, version: str) -> str | None:
     """The replay of a row's reply, whole or in the character groups of its chunking (None for chunkings that
-    cannot be rebuilt from the reply alone: token chunkings need `chatparity show`)."""
+    cannot be rebuilt from the reply alone: token chunkings need `chatparity show`). The thought is forced where
+    the request asks for thinking, as the adapter finds for the templates that toggle it."""
     if row.chunking != "whole" and row.chunking not in CHARACTER_GROUPS:
         return None
-    names = called_names(row.oracle_reading) or called_names(row.parser_reading) or ["get_weather"]
-    force = row.mode.startswith("think")
+    force = session.mode.thinking if session is not None else row.mode.startswith("think")
     code = HEADER.format(version=version, signature=signature, case=row.case_id, template=row.template,
                          mode=row.mode, chunking=row.chunking, expected=row.oracle_reading, text=repr(row.reply),
-                         names=repr(names))
+                         tools=repr(tools_of(row, session)))
     if row.chunking == "whole":
         reasoning = (f"ReasoningParser({choice.reasoning!r}, stream_reasoning=False, force_reasoning={force})"
                      ".parse_non_stream(text)" if choice.reasoning else '"", text')
