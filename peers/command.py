@@ -10,14 +10,17 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from chatparity.model import InputError
+from chatparity.model import InputError, Session
 from peers import matrix
 from peers.catalog import PEERS_ROOT, Peer, peers_named
 from peers.install import Installed, InstallFailed, install
 from peers.sessions import session_of
+from peers.sglang import reproducer as sglang
 from peers.sglang.adapter import PARSERS_FILE, read_choices
-from peers.sglang.reproducer import reproducer
+from peers.transformers import reproducer as transformers
+from peers.transformers.adapter import MODELS_FILE, read_models
 from templates.upstream import cache_root
 
 DEFAULT_OUT = Path("reports/runs/peers")
@@ -100,14 +103,27 @@ def reference_column(name: str, spec: str, given: Path | None, options: argparse
     return swept(name, sweep_argv(options, spec, name, run, None), run, sweep, options.templates)
 
 
-def sglang_reproducers(column: matrix.Column, profile: str) -> dict[str, str]:
-    """A reproducer for each SGLang bug class whose example can be replayed from its reply alone."""
-    choices = read_choices(PEERS_ROOT / "sglang" / "expectations" / PARSERS_FILE)
+def sglang_reproducer(row: Any, session: Session | None, signature: str, version: str) -> str | None:
+    """SGLang's replay of a row, with the parsers chosen for its template."""
+    choice = read_choices(PEERS_ROOT / "sglang" / "expectations" / PARSERS_FILE).get(row.template)
+    return sglang.reproducer(choice, row, session, signature, version) if choice else None
+
+
+def transformers_reproducer(row: Any, session: Session | None, signature: str, version: str) -> str | None:
+    """transformers' replay of a row, with its template's model type."""
+    entry = read_models(PEERS_ROOT / "transformers" / "expectations" / MODELS_FILE).get(row.template)
+    return transformers.reproducer(entry["model_type"], row, session, signature, version) if entry else None
+
+
+REPRODUCERS = {"sglang": sglang_reproducer, "transformers": transformers_reproducer}
+
+
+def reproducers_of(column: matrix.Column, profile: str) -> dict[str, str]:
+    """A reproducer for each bug class of a peer whose example can be replayed with the peer alone."""
+    make = REPRODUCERS.get(column.name)
     found = {}
-    for signature, bug in column.bugs.items():
-        choice = choices.get(bug.example.template)
-        session = session_of(bug.example, profile)
-        code = reproducer(choice, bug.example, session, signature, column.version) if choice else None
+    for signature, bug in column.bugs.items() if make else ():
+        code = make(bug.example, session_of(bug.example, profile), signature, column.version)
         if code:
             found[signature] = code
     return found
@@ -124,8 +140,7 @@ def main(argv: list[str], prog: str = "chatparity peers", sweep: Sweep = run_swe
     columns = [peer_column(peer, options, sweep, installer) for peer in peers]
     columns.append(reference_column("reply", "reply", options.reply_run, options, sweep))
     columns.append(reference_column("llama.cpp", "oracle", options.oracle_run, options, sweep))
-    reproducers = {column.name: sglang_reproducers(column, options.profile) for column in columns
-                   if column.name == "sglang"}
+    reproducers = {column.name: reproducers_of(column, options.profile) for column in columns}
     text, data = matrix.write(options.out, columns, reproducers)
     print(f"peer matrix: {text} ({data})")
     return 0
