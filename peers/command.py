@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from chatparity.model import InputError, Session
+from harness.store import STORE_NAME
 from peers import matrix
 from peers.catalog import PEERS_ROOT, Peer, peers_named
 from peers.install import Installed, InstallFailed, install
@@ -44,6 +45,8 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--reply-run", type=Path, help="reuse this run of the project parser instead of sweeping it")
     parser.add_argument("--oracle-run", type=Path, help="reuse this run of llama.cpp against itself")
     parser.add_argument("--timeout", default=None, help="per-call timeout of the sweeps, seconds")
+    parser.add_argument("--from-runs", action="store_true",
+                        help="write the matrix from the runs already under --out (no install, no sweep)")
     return parser
 
 
@@ -103,6 +106,13 @@ def reference_column(name: str, spec: str, given: Path | None, options: argparse
     return swept(name, sweep_argv(options, spec, name, run, None), run, sweep, options.templates)
 
 
+def stored_column(name: str, run: Path, options: argparse.Namespace) -> matrix.Column:
+    """A column from a run already stored, or its status when there is none."""
+    if not (run / STORE_NAME).is_file():
+        return matrix.Column(name, status=f"no run stored in {run}")
+    return matrix.column_of(name, run, options.templates)
+
+
 def sglang_reproducer(row: Any, session: Session | None, signature: str, version: str) -> str | None:
     """SGLang's replay of a row, with the parsers chosen for its template."""
     choice = read_choices(PEERS_ROOT / "sglang" / "expectations" / PARSERS_FILE).get(row.template)
@@ -137,9 +147,14 @@ def main(argv: list[str], prog: str = "chatparity peers", sweep: Sweep = run_swe
         peers = peers_named(options.peers)
     except ValueError as error:
         raise InputError(str(error)) from None
-    columns = [peer_column(peer, options, sweep, installer) for peer in peers]
-    columns.append(reference_column("reply", "reply", options.reply_run, options, sweep))
-    columns.append(reference_column("llama.cpp", "oracle", options.oracle_run, options, sweep))
+    if options.from_runs:
+        columns = [stored_column(peer.name, options.out / peer.name, options) for peer in peers]
+        columns.append(stored_column("reply", options.reply_run or options.out / "reply", options))
+        columns.append(stored_column("llama.cpp", options.oracle_run or options.out / "llama.cpp", options))
+    else:
+        columns = [peer_column(peer, options, sweep, installer) for peer in peers]
+        columns.append(reference_column("reply", "reply", options.reply_run, options, sweep))
+        columns.append(reference_column("llama.cpp", "oracle", options.oracle_run, options, sweep))
     reproducers = {column.name: reproducers_of(column, options.profile) for column in columns}
     text, data = matrix.write(options.out, columns, reproducers)
     print(f"peer matrix: {text} ({data})")

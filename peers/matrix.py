@@ -119,14 +119,14 @@ class Column:
     status: str = ""
     run: str = ""
     cells: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
-    declined: dict[str, str] = field(default_factory=dict)
+    declined: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     bugs: dict[str, Bug] = field(default_factory=dict)
 
     def add(self, row: Any) -> None:
         """Count one row."""
         found = verdict(row)
         if found == "declined":
-            self.declined.setdefault(row.template, row.error or row.detail)
+            self.declined.setdefault((row.template, row.error or row.detail), set()).add(row.mode)
             return
         cell = self.cells.setdefault((row.syntax, chunking_class(row.chunking)), Counter())
         cell[found] += 1
@@ -183,7 +183,9 @@ def markdown(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> s
         lines.append(f"| {column.name} | {column.version} | " + " | ".join(cells) + f" | {len(column.bugs)} |")
     lines += ["", "Agreement is matching rows over rows judged (match, parser policy, llama.cpp defect, parser bug);",
               "declined sessions and rows where llama.cpp itself failed are not judged. A streamed row matches when its",
-              "final reading and every snapshot agree with llama-server's; `final` counts the final readings alone.", "",
+              "final reading and every snapshot agree with llama-server's; `final` counts the final readings alone.",
+              "The quick profile streams by tokens only the tool-call, round-trip and thinking shapes of some tool",
+              "modes, so its token-streamed rows are harder replies than its whole ones.", "",
               "## Per syntax", ""]
     names = [column for column in columns if not column.status]
     header = [f"{column.name} {CLASS_TITLES[klass]}" for column in names for klass in CLASSES]
@@ -205,7 +207,8 @@ def markdown(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> s
             continue
         if column.declined:
             lines += ["Declined (not counted):", ""]
-            lines += [f"- `{template}`: {why}" for template, why in sorted(column.declined.items())]
+            lines += [f"- `{template}` ({', '.join(sorted(modes))}): {why}"
+                      for (template, why), modes in sorted(column.declined.items())]
             lines.append("")
         bugs = sorted(column.bugs.values(), key=lambda bug: (-bug.rows, bug.signature))
         lines += [f"{len(bugs)} parser-bug classes" + (":" if bugs else "."), ""]
@@ -227,7 +230,8 @@ def as_json(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> di
         "cells": [{"syntax": syntax, "chunking": klass, **{name: counts[name] for name in (*VERDICTS, ACCEPTS, FINAL)}}
                   for (syntax, klass), counts in sorted(column.cells.items())],
         "totals": {klass: {name: column.total(klass)[name] for name in (*VERDICTS, ACCEPTS, FINAL)} for klass in CLASSES},
-        "declined": column.declined,
+        "declined": [{"template": template, "reason": why, "modes": sorted(modes)}
+                     for (template, why), modes in sorted(column.declined.items())],
         "bugs": [{"signature": bug.signature, "rows": bug.rows, "case": bug.example.case_id,
                   "template": bug.example.template, "chunking": bug.example.chunking,
                   "reproducer": reproducers.get(column.name, {}).get(bug.signature, "")}

@@ -96,7 +96,7 @@ def test_each_row_gets_the_harness_s_label_in_its_chunking_class(tmp_path: Path)
     assert column.total("whole") == {"match": 1, "bug": 2, "oracle_error": 1, "final_match": 1, "bug_accepts": 1}
     assert column.total("tokens") == {"policy": 1, "bug": 1, "final_match": 1}
     assert column.total("chars") == {"defect": 1}
-    assert column.declined == {"gemma.jinja": "no parser for gemma"}
+    assert column.declined == {("gemma.jinja", "no parser for gemma"): {"think/auto"}}
     assert sorted(column.bugs) == ["hermes tokens match !snapshot_parity", "hermes whole mismatch:accepts",
                                    "hermes whole mismatch:content"]
     assert matrix.bug_signature(dataclasses.replace(rows()[1], partial=1)) == "hermes whole cut mismatch:content"
@@ -114,7 +114,7 @@ def test_the_matrix_reads_verdict_first_and_lists_declined_templates_and_bug_cla
     assert "| hermes | 33% (1/3) | 0% (0/2) | 0% (0/1) |" in text
     assert "| sglang | whole | 1 | 0 | 0 | 2 | 1 |" in text
     assert "| sglang | token-streamed | 0 | 1 | 0 | 1 | 0 |" in text
-    assert "- `gemma.jinja`: no parser for gemma" in text
+    assert "- `gemma.jinja` (think/auto): no parser for gemma" in text
     assert "```python\nprint('replay')\n```" in text
 
 
@@ -167,3 +167,17 @@ def test_a_failed_install_is_one_line_and_the_peer_s_column_says_why(tmp_path: P
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "sglang-0.5.23: install failed: pip exited 1: no index"
     assert "| sglang | 0.5.23 | install failed: pip exited 1: no index |" in (out / "peers.md").read_text()
+
+
+def test_the_matrix_can_be_written_again_from_the_runs_under_out(tmp_path: Path) -> None:
+    """--from-runs installs and sweeps nothing; a column without a stored run says so."""
+    out = tmp_path / "out"
+    store(out / "sglang")
+    store(out / "reply")
+
+    def refuse(*args: object) -> int:
+        raise AssertionError("nothing should be installed or swept")
+
+    command.main(["--out", str(out), "--from-runs"], sweep=refuse, installer=refuse)  # type: ignore[arg-type]
+    data = json.loads((out / "peers.json").read_text())
+    assert [parser["status"] for parser in data["parsers"]] == ["", "", f"no run stored in {out / 'llama.cpp'}"]
