@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PEERS_ROOT = Path(__file__).resolve().parent
+LAUNCHER = PEERS_ROOT / "launch.py"
 
 
 @dataclass(frozen=True)

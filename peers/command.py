@@ -10,22 +10,16 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from chatparity.model import InputError, Session
+from chatparity.model import InputError
 from harness.store import STORE_NAME
 from peers import matrix
-from peers.catalog import PEERS_ROOT, Peer, peers_named
-from peers.install import Installed, InstallFailed, install
-from peers.sessions import session_of
-from peers.sglang import reproducer as sglang
-from peers.sglang.adapter import PARSERS_FILE, read_choices
-from peers.transformers import reproducer as transformers
-from peers.transformers.adapter import MODELS_FILE, read_models
+from peers.catalog import LAUNCHER, Peer, peers_named
+from peers.install import Installed, InstallFailed, install, installed_python
+from peers.reproducers import reproducers_of
 from templates.upstream import cache_root
 
 DEFAULT_OUT = Path("reports/runs/peers")
-LAUNCHER = PEERS_ROOT / "launch.py"
 SWEEP_STATUSES = (0, 1)
 """A sweep that passes or fails on rows has stored its rows; any other status stored none."""
 
@@ -52,7 +46,7 @@ def arguments(prog: str) -> argparse.ArgumentParser:
 
 def peer_spec(installed: Installed) -> str:
     """The `cmd:` parser spec running the peer's adapter in its own environment."""
-    argv = [str(installed.python), str(LAUNCHER), installed.peer.name, str(installed.peer.expectations)]
+    argv = [str(installed.python), str(LAUNCHER), f"{installed.peer.name}.serve", str(installed.peer.expectations)]
     return "cmd:" + shlex.join(argv)
 
 
@@ -80,13 +74,15 @@ def swept(name: str, argv: list[str], run: Path, sweep: Sweep, templates: str) -
     return matrix.column_of(name, run, templates)
 
 
-def peer_column(peer: Peer, options: argparse.Namespace, sweep: Sweep, installer: Install) -> matrix.Column:
-    """A peer installed (one line said so) and swept, or its column saying why not."""
+def peer_column(peer: Peer, options: argparse.Namespace, sweep: Sweep,
+                installer: Install) -> tuple[matrix.Column, Path | None]:
+    """A peer installed (one line said so) and swept, with its environment's interpreter, or its column saying
+    why not."""
     try:
         installed = installer(peer, cache_root())
     except InstallFailed as why:
         print(f"{peer.key}: install failed: {why}", flush=True)
-        return matrix.Column(peer.name, peer.version, status=f"install failed: {why}")
+        return matrix.Column(peer.name, peer.version, status=f"install failed: {why}"), None
     how = "cached" if installed.cached else "installed"
     print(f"{peer.key}: {how} in {installed.home} ({installed.seconds:.0f} s, {installed.size / 2**20:.0f} MB)",
           flush=True)
@@ -94,7 +90,7 @@ def peer_column(peer: Peer, options: argparse.Namespace, sweep: Sweep, installer
     argv = sweep_argv(options, peer_spec(installed), peer.name, run, peer.expectations)
     column = swept(peer.name, argv, run, sweep, options.templates)
     column.version = column.version or peer.version
-    return column
+    return column, installed.python
 
 
 def reference_column(name: str, spec: str, given: Path | None, options: argparse.Namespace,
@@ -113,32 +109,6 @@ def stored_column(name: str, run: Path, options: argparse.Namespace) -> matrix.C
     return matrix.column_of(name, run, options.templates)
 
 
-def sglang_reproducer(row: Any, session: Session | None, signature: str, version: str) -> str | None:
-    """SGLang's replay of a row, with the parsers chosen for its template."""
-    choice = read_choices(PEERS_ROOT / "sglang" / "expectations" / PARSERS_FILE).get(row.template)
-    return sglang.reproducer(choice, row, session, signature, version) if choice else None
-
-
-def transformers_reproducer(row: Any, session: Session | None, signature: str, version: str) -> str | None:
-    """transformers' replay of a row, with its template's model type."""
-    entry = read_models(PEERS_ROOT / "transformers" / "expectations" / MODELS_FILE).get(row.template)
-    return transformers.reproducer(entry["model_type"], row, session, signature, version) if entry else None
-
-
-REPRODUCERS = {"sglang": sglang_reproducer, "transformers": transformers_reproducer}
-
-
-def reproducers_of(column: matrix.Column, profile: str) -> dict[str, str]:
-    """A reproducer for each bug class of a peer whose example can be replayed with the peer alone."""
-    make = REPRODUCERS.get(column.name)
-    found = {}
-    for signature, bug in column.bugs.items() if make else ():
-        code = make(bug.example, session_of(bug.example, profile), signature, column.version)
-        if code:
-            found[signature] = code
-    return found
-
-
 def main(argv: list[str], prog: str = "chatparity peers", sweep: Sweep = run_sweep,
          installer: Install = install) -> int:
     """Build the matrix; 0 once it is written (the peers' bugs are its findings, not the command's failure)."""
@@ -149,13 +119,17 @@ def main(argv: list[str], prog: str = "chatparity peers", sweep: Sweep = run_swe
         raise InputError(str(error)) from None
     if options.from_runs:
         columns = [stored_column(peer.name, options.out / peer.name, options) for peer in peers]
+        pythons = {peer.name: installed_python(peer, cache_root()) for peer in peers}
         columns.append(stored_column("reply", options.reply_run or options.out / "reply", options))
         columns.append(stored_column("llama.cpp", options.oracle_run or options.out / "llama.cpp", options))
     else:
-        columns = [peer_column(peer, options, sweep, installer) for peer in peers]
+        built = [peer_column(peer, options, sweep, installer) for peer in peers]
+        columns = [column for column, _ in built]
+        pythons = {column.name: python for column, python in built}
         columns.append(reference_column("reply", "reply", options.reply_run, options, sweep))
         columns.append(reference_column("llama.cpp", "oracle", options.oracle_run, options, sweep))
-    reproducers = {column.name: reproducers_of(column, options.profile) for column in columns}
+    reproducers = {column.name: reproducers_of(column, options.profile, pythons.get(column.name))
+                   for column in columns}
     text, data = matrix.write(options.out, columns, reproducers)
     print(f"peer matrix: {text} ({data})")
     return 0

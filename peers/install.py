@@ -46,6 +46,12 @@ def peers_home(cache: Path) -> Path:
     return cache / "peers"
 
 
+def installed_python(peer: Peer, cache: Path) -> Path | None:
+    """The interpreter of the peer's finished environment (None when it is not installed)."""
+    home = peers_home(cache) / peer.key
+    return home / "bin" / "python" if (home / MARKER).is_file() else None
+
+
 def run_command(argv: Sequence[str]) -> None:
     """Run one install command; InstallFailed with its last line of output when it fails."""
     done = subprocess.run(list(argv), capture_output=True, text=True, check=False)

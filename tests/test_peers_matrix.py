@@ -13,7 +13,7 @@ import pytest
 from chatparity.model import Row
 from harness.store import connect, write_records, write_stamp
 from peers import command, matrix
-from peers.catalog import Peer, peers_named
+from peers.catalog import PEERS_ROOT, Peer, peers_named
 from peers.install import MARKER, Installed, InstallFailed, install
 
 PEER = Peer("fake", "1.0", (("--no-deps", "fake==1.0"), ("dep==2",)))
@@ -143,7 +143,7 @@ def test_the_command_sweeps_each_parser_and_writes_the_matrix(tmp_path: Path, ca
     assert status == 0
     specs = [argv[argv.index("--parser") + 1] for argv in calls]
     assert specs[0].startswith(f"cmd:{tmp_path / 'env' / 'bin' / 'python'} ") and specs[0].endswith(
-        "peers/sglang/expectations")
+        "sglang.serve " + str(PEERS_ROOT / "sglang" / "expectations"))
     assert specs[1:] == ["reply", "oracle"]
     assert "--expectations" in calls[0] and all(argv[argv.index("--templates") + 1] == "Qwen-*" for argv in calls)
     data = json.loads((out / "peers.json").read_text())
@@ -169,8 +169,10 @@ def test_a_failed_install_is_one_line_and_the_peer_s_column_says_why(tmp_path: P
     assert "| sglang | 0.5.23 | install failed: pip exited 1: no index |" in (out / "peers.md").read_text()
 
 
-def test_the_matrix_can_be_written_again_from_the_runs_under_out(tmp_path: Path) -> None:
+def test_the_matrix_can_be_written_again_from_the_runs_under_out(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """--from-runs installs and sweeps nothing; a column without a stored run says so."""
+    monkeypatch.setattr(command, "cache_root", lambda: tmp_path / "cache")
     out = tmp_path / "out"
     store(out / "sglang")
     store(out / "reply")

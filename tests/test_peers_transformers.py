@@ -35,6 +35,8 @@ class Parser:
         self.initial_events = [ReasoningText("from the prompt ")]
 
     def feed(self, chunk: str) -> list[Any]:
+        if chunk == "{bad":
+            raise ValueError("json parser could not parse region as JSON.")
         if chunk.startswith("CALL "):
             return [SimpleNamespace(name=chunk[5:], arguments='{"a": 1}')]
         return [ReasoningText(chunk[6:])] if chunk.startswith("THINK ") else [chunk]
@@ -71,6 +73,13 @@ def test_a_stream_shows_the_prompt_s_items_first_and_drops_the_tail_when_finaliz
     assert snapshots[0] == {"content": "", "reasoning_content": "from the prompt x", "tool_calls": []}
     assert snapshots[1]["content"] == "hi"
     assert final == snapshots[2] and final["tool_calls"] == [{"name": "f", "arguments": '{"a": 1}', "id": ""}]
+
+
+def test_a_region_the_template_cannot_read_ends_the_stream_with_its_refusal() -> None:
+    """feed's ValueError is the server's error: that snapshot, the rest and the final reading are the refusal."""
+    snapshots, final = TransformersPeer(API, MODELS).open(session()).stream(["hi", "{bad", "more"], finish=True)
+    refusal = {"rejected": "json parser could not parse region as JSON."}
+    assert snapshots[0]["content"] == "hi" and snapshots[1:] == [refusal, refusal] and final == refusal
 
 
 def test_templates_without_a_response_template_are_declined() -> None:

@@ -48,13 +48,13 @@ def tools_of(row: Any, session: Session | None) -> list[dict[str, Any]]:
     return [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}} for name in names]
 
 
-def reproducer(choice: Choice, row: Any, session: Session | None, signature: str, version: str) -> str | None:
-    """The replay of a row's reply, whole or in the character groups of its chunking (None for chunkings that
-    cannot be rebuilt from the reply alone: token chunkings need `chatparity show`). The thought is forced where
-    the request asks for thinking, as the adapter finds for the templates that toggle it."""
-    if row.chunking != "whole" and row.chunking not in CHARACTER_GROUPS:
+def reproducer(choice: Choice, row: Any, session: Session | None, force: bool | None, signature: str,
+               version: str) -> str | None:
+    """The replay of a row's reply, whole or in the character groups of its chunking, with the force_reasoning
+    the adapter found for its session (None for chunkings that cannot be rebuilt from the reply alone, token
+    chunkings, which need `chatparity show`, or a setting not known)."""
+    if force is None or (row.chunking != "whole" and row.chunking not in CHARACTER_GROUPS):
         return None
-    force = session.mode.thinking if session is not None else row.mode.startswith("think")
     code = HEADER.format(version=version, signature=signature, case=row.case_id, template=row.template,
                          mode=row.mode, chunking=row.chunking, expected=row.oracle_reading, text=repr(row.reply),
                          tools=repr(tools_of(row, session)))

@@ -57,13 +57,19 @@ class ResponseTemplateReader:
 
     def stream(self, chunks: list[str], finish: bool) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """The Detokenizer's items: the prefix's events first, each chunk's, then (at the finish) those of
-        `finalize`, whose failure drops the tail as the server does."""
+        `finalize`, whose failure drops the tail as the server does. A region its template cannot read raises
+        from `feed`, which ends the server's stream with an error: that snapshot and the rest are the refusal."""
         parser = self.api.ResponseParser(self.template, prefix=self.prefix, tools=self.tools)
         shown = {"content": "", "reasoning": "", "calls": []}
         self.take(shown, parser.initial_events)
-        snapshots = []
+        snapshots: list[dict[str, Any]] = []
         for chunk in chunks:
-            self.take(shown, parser.feed(chunk))
+            try:
+                self.take(shown, parser.feed(chunk))
+            except ValueError as error:
+                refusal = {"rejected": str(error)}
+                snapshots += [refusal] * (len(chunks) - len(snapshots))
+                return snapshots, refusal if finish else None
             snapshots.append(reading(shown["content"], shown["reasoning"], list(shown["calls"])))
         if not finish:
             return snapshots, None
