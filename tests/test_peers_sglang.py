@@ -215,3 +215,13 @@ def test_sglang_s_whitespace_policy_explains_edge_whitespace_only() -> None:
     point = Point("<think>\n\n</think>\n\nhi", False, ())
     assert policies.explain(Message("hi"), Message("\n\nhi", "\n\n"), point) == ("own-whitespace-rules",)
     assert policies.explain(Message("hi there"), Message("hi  there"), point) is None
+
+
+def test_the_request_carries_the_thinking_switch_under_the_template_s_own_variables() -> None:
+    """A mode whose template kwargs set enable_thinking renders with them, so the request says the same."""
+    from peers.sglang.runtime import request_fields
+
+    fields = request_fields(session(chat_template_kwargs={"enable_thinking": False, "reasoning_effort": "low"}))
+    assert fields["chat_template_kwargs"] == {"enable_thinking": False, "reasoning_effort": "low"}
+    assert fields["reasoning_effort"] == "low" and fields["tool_choice"] == "auto"
+    assert request_fields(session())["chat_template_kwargs"] == {"enable_thinking": True}

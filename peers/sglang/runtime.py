@@ -22,6 +22,18 @@ def stand_in(name: str, model: type) -> None:
     sys.modules[name] = module
 
 
+def request_fields(session: dict[str, Any]) -> dict[str, Any]:
+    """The chat request a client sends for the session: the thinking switch in chat_template_kwargs, where the
+    template's own variables (an `enable_thinking` among them) win, and reasoning_effort where the template
+    reads one."""
+    kwargs = {"enable_thinking": session["enable_thinking"], **session["chat_template_kwargs"]}
+    return {
+        "model": "peer", "messages": session["messages"], "tools": session["tools"] or None,
+        "tool_choice": session["tool_choice"] or "auto", "chat_template_kwargs": kwargs,
+        "reasoning_effort": session["chat_template_kwargs"].get("reasoning_effort"),
+    }
+
+
 def load() -> types.SimpleNamespace:
     """What the adapter calls of SGLang: its two parsers, its request and tool models, and its template
     detection."""
@@ -50,14 +62,8 @@ def load() -> types.SimpleNamespace:
     from sglang.srt.parser.template_detection import detect_reasoning_pattern
 
     def request(session: dict[str, Any]) -> Any:
-        """The chat request a client sends for the session: its thinking switch and template kwargs in
-        chat_template_kwargs, reasoning_effort where the template reads one."""
-        kwargs = {**session["chat_template_kwargs"], "enable_thinking": session["enable_thinking"]}
-        return ChatCompletionRequest.model_validate({
-            "model": "peer", "messages": session["messages"], "tools": session["tools"] or None,
-            "tool_choice": session["tool_choice"] or "auto", "chat_template_kwargs": kwargs,
-            "reasoning_effort": session["chat_template_kwargs"].get("reasoning_effort"),
-        })
+        """The session's chat request as SGLang's model."""
+        return ChatCompletionRequest.model_validate(request_fields(session))
 
     return types.SimpleNamespace(
         FunctionCallParser=FunctionCallParser, ReasoningParser=ReasoningParser, Tool=Tool,
