@@ -11,6 +11,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from html import escape
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -239,10 +240,49 @@ def as_json(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> di
     } for column in columns]}
 
 
+def html_page(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> str:
+    """The matrix as one HTML page: agreement per parser, syntax and chunking class, each parser linked to its
+    run's own report (every difference, with its `chatparity show` command), each bug class with its show
+    command and reproducer."""
+    judged = [column for column in columns if not column.status]
+    head = "".join(f"<th>{escape(column.name)} {CLASS_TITLES[klass]}</th>" for column in judged for klass in CLASSES)
+    rows = [f"<tr><th>all</th>{''.join(cell(column.total(klass)) for column in judged for klass in CLASSES)}</tr>"]
+    rows += [f"<tr><th>{escape(syntax)}</th>"
+             + "".join(cell(column.total(klass, syntax)) for column in judged for klass in CLASSES) + "</tr>"
+             for syntax in syntaxes(judged)]
+    parts = ["<!doctype html><meta charset='utf-8'><title>Peer matrix</title>",
+             "<style>td,th{border:1px solid #ccc;padding:2px 6px}table{border-collapse:collapse}</style>",
+             "<h1>Peer matrix: agreement with llama.cpp</h1>", "<ul>"]
+    parts += [f"<li>{escape(column.name)} {escape(column.version)}: "
+              + (escape(column.status) if column.status else
+                 f"<a href='{escape(column.run)}/report.html'>every difference</a>") + "</li>" for column in columns]
+    parts += ["</ul>", f"<table><tr><th>syntax</th>{head}</tr>{''.join(rows)}</table>"]
+    for column in judged:
+        bugs = sorted(column.bugs.values(), key=lambda bug: (-bug.rows, bug.signature))
+        parts.append(f"<h2>{escape(column.name)}: {len(bugs)} parser-bug classes</h2>")
+        for bug in bugs:
+            parts.append(f"<h3>{escape(bug.signature)}: {bug.rows} rows</h3><code>"
+                         f"{escape(f'chatparity show {bug.example.case_id} {column.run}')}</code>")
+            code = reproducers.get(column.name, {}).get(bug.signature)
+            if code:
+                parts.append(f"<pre>{escape(code)}</pre>")
+    return "\n".join(parts) + "\n"
+
+
+def cell(counts: Counter[str]) -> str:
+    """One table cell: the agreement, shaded by it."""
+    judged = sum(counts[name] for name in VERDICTS)
+    if not judged:
+        return "<td></td>"
+    share = counts["match"] / judged
+    return f"<td style='background:hsl({int(120 * share)},60%,85%)'>{escape(agreement(counts))}</td>"
+
+
 def write(out: Path, columns: list[Column], reproducers: dict[str, dict[str, str]]) -> tuple[Path, Path]:
-    """peers.md and peers.json under `out`."""
+    """peers.md, peers.html and peers.json under `out`."""
     out.mkdir(parents=True, exist_ok=True)
     text, data = out / "peers.md", out / "peers.json"
     text.write_text(markdown(columns, reproducers), encoding="utf-8")
+    (out / "peers.html").write_text(html_page(columns, reproducers), encoding="utf-8")
     data.write_text(json.dumps(as_json(columns, reproducers), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return text, data

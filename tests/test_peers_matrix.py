@@ -116,6 +116,9 @@ def test_the_matrix_reads_verdict_first_and_lists_declined_templates_and_bug_cla
     assert "| sglang | token-streamed | 0 | 1 | 0 | 1 | 0 |" in text
     assert "- `gemma.jinja` (think/auto): no parser for gemma" in text
     assert "```python\nprint('replay')\n```" in text
+    page = matrix.html_page([column, failed], {"sglang": {"hermes whole mismatch:content": "print('<b>')"}})
+    assert "<td style='background:hsl(40,60%,85%)'>33% (1/3)</td>" in page
+    assert "<pre>print(&#x27;&lt;b&gt;&#x27;)</pre>" in page and "install failed: no wheel" in page
 
 
 def fake_installer(tmp_path: Path, fails: bool = False) -> command.Install:
