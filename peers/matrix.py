@@ -37,8 +37,9 @@ ROW_COLUMNS = ("case_id", "chunking", "session_id", "template", "syntax", "mode"
                "oracle_reading", "parser_reading", "error", "detail")
 ACCEPTS = "bug_accepts"
 """Parser bugs where llama.cpp rejects the finished reply (a reply its grammar would not let a model write)."""
-FINAL = "final_match"
-"""Rows whose final reading matches llama.cpp's, whatever their stream checks say."""
+FINAL = "final_agrees"
+"""Rows whose final reading matches llama.cpp's or differs only as a policy or a llama.cpp defect explains, whatever
+their stream checks say."""
 ORACLE_OUTCOMES = frozenset(outcome.value for outcome in ORACLE_FAILURES)
 
 
@@ -132,7 +133,7 @@ class Column:
         cell = self.cells.setdefault((row.syntax, chunking_class(row.chunking)), Counter())
         cell[found] += 1
         outcome = label_outcome(row_label(row))
-        if found != "oracle_error" and outcome == Outcome.MATCH.value:
+        if found != "oracle_error" and (outcome == Outcome.MATCH.value or outcome.startswith((POLICY, DEFECT))):
             cell[FINAL] += 1
         if found == "bug" and outcome == f"{Outcome.MISMATCH.value}:{Kind.ACCEPTS.value}":
             cell[ACCEPTS] += 1
@@ -184,7 +185,8 @@ def markdown(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> s
         lines.append(f"| {column.name} | {column.version} | " + " | ".join(cells) + f" | {len(column.bugs)} |")
     lines += ["", "Agreement is matching rows over rows judged (match, parser policy, llama.cpp defect, parser bug);",
               "declined sessions and rows where llama.cpp itself failed are not judged. A streamed row matches when its",
-              "final reading and every snapshot agree with llama-server's; `final` counts the final readings alone.",
+              "final reading and every snapshot agree with llama-server's; `final` counts the rows whose final reading",
+              "matches or differs only as a policy or a llama.cpp defect explains, stream checks aside.",
               "The quick profile streams by tokens only the tool-call, round-trip and thinking shapes of some tool",
               "modes, so its token-streamed rows are harder replies than its whole ones.", "",
               "## Per syntax", ""]

@@ -93,9 +93,9 @@ def test_each_row_gets_the_harness_s_label_in_its_chunking_class(tmp_path: Path)
     llama.cpp's own errors are not judged."""
     column = matrix.column_of("p", store(tmp_path / "run"))
     assert column.version == "r1"
-    assert column.total("whole") == {"match": 1, "bug": 2, "oracle_error": 1, "final_match": 1, "bug_accepts": 1}
-    assert column.total("tokens") == {"policy": 1, "bug": 1, "final_match": 1}
-    assert column.total("chars") == {"defect": 1}
+    assert column.total("whole") == {"match": 1, "bug": 2, "oracle_error": 1, "final_agrees": 1, "bug_accepts": 1}
+    assert column.total("tokens") == {"policy": 1, "bug": 1, "final_agrees": 2}
+    assert column.total("chars") == {"defect": 1, "final_agrees": 1}
     assert column.declined == {("gemma.jinja", "no parser for gemma"): {"think/auto"}}
     assert sorted(column.bugs) == ["hermes tokens match !snapshot_parity", "hermes whole mismatch:accepts",
                                    "hermes whole mismatch:content"]
@@ -109,7 +109,7 @@ def test_the_matrix_reads_verdict_first_and_lists_declined_templates_and_bug_cla
     column = matrix.column_of("sglang", store(tmp_path / "run"))
     failed = matrix.Column("other", "2.0", status="install failed: no wheel")
     text = matrix.markdown([column, failed], {"sglang": {"hermes whole mismatch:content": "print('replay')"}})
-    assert "| sglang | r1 | 33% (1/3) | 0% (0/2); final 50% | 0% (0/1); final 0% | 3 |" in text
+    assert "| sglang | r1 | 33% (1/3) | 0% (0/2); final 100% | 0% (0/1); final 100% | 3 |" in text
     assert "| other | 2.0 | install failed: no wheel |" in text
     assert "| hermes | 33% (1/3) | 0% (0/2) | 0% (0/1) |" in text
     assert "| sglang | whole | 1 | 0 | 0 | 2 | 1 |" in text
@@ -152,7 +152,7 @@ def test_the_command_sweeps_each_parser_and_writes_the_matrix(tmp_path: Path, ca
     data = json.loads((out / "peers.json").read_text())
     assert [parser["name"] for parser in data["parsers"]] == ["sglang", "reply", "llama.cpp"]
     assert data["parsers"][0]["totals"]["whole"] == {"match": 1, "policy": 0, "defect": 0, "bug": 2, "bug_accepts": 1,
-                                                        "final_match": 1}
+                                                        "final_agrees": 1}
     assert "sglang-0.5.23: cached" in capsys.readouterr().out
 
 
