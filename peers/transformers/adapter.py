@@ -6,6 +6,7 @@ the standard library and transformers (handed in as `api`)."""
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -30,6 +31,19 @@ class TextTokenizer:
     def parse_response(self, text: str, template: Any, prefix: str, tools: Any) -> dict[str, Any]:
         """The reply read with the tokenizer-free engine."""
         return self.api.parse_response(text, template, prefix=prefix, tools=tools)
+
+
+@dataclass
+class Shown:
+    """What a streaming client has put together from the server's items so far."""
+
+    content: str = ""
+    reasoning: str = ""
+    calls: list[dict[str, str]] = field(default_factory=list)
+
+    def reading(self) -> dict[str, Any]:
+        """The reading so far."""
+        return reading(self.content, self.reasoning, list(self.calls))
 
 
 class ResponseTemplateReader:
@@ -60,7 +74,7 @@ class ResponseTemplateReader:
         `finalize`, whose failure drops the tail as the server does. A region its template cannot read raises
         from `feed`, which ends the server's stream with an error: that snapshot and the rest are the refusal."""
         parser = self.api.ResponseParser(self.template, prefix=self.prefix, tools=self.tools)
-        shown = {"content": "", "reasoning": "", "calls": []}
+        shown = Shown()
         self.take(shown, parser.initial_events)
         snapshots: list[dict[str, Any]] = []
         for chunk in chunks:
@@ -70,7 +84,7 @@ class ResponseTemplateReader:
                 refusal = {"rejected": str(error)}
                 snapshots += [refusal] * (len(chunks) - len(snapshots))
                 return snapshots, refusal if finish else None
-            snapshots.append(reading(shown["content"], shown["reasoning"], list(shown["calls"])))
+            snapshots.append(shown.reading())
         if not finish:
             return snapshots, None
         try:
@@ -78,17 +92,17 @@ class ResponseTemplateReader:
         except (ValueError, RuntimeError):
             events = []
         self.take(shown, events)
-        return snapshots, reading(shown["content"], shown["reasoning"], list(shown["calls"]))
+        return snapshots, shown.reading()
 
-    def take(self, shown: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    def take(self, shown: Shown, events: list[dict[str, Any]]) -> None:
         """Add the items `response_events_to_chunks` makes of the events."""
         for item in self.api.response_events_to_chunks(events):
             if isinstance(item, self.api.ReasoningText):
-                shown["reasoning"] += str(item)
+                shown.reasoning += str(item)
             elif isinstance(item, self.api.ToolCall):
-                shown["calls"].append(call_json(item))
+                shown.calls.append(call_json(item))
             else:
-                shown["content"] += item
+                shown.content += item
 
 
 def call_json(call: Any) -> dict[str, str]:
