@@ -103,10 +103,13 @@ class Bug:
     signature: str
     rows: int = 0
     example: Any = None
+    cases: set[str] = field(default_factory=set)
+    streaming_only: bool = False
 
     def add(self, row: Any) -> None:
         """Count a row, keeping the shortest reply as the example."""
         self.rows += 1
+        self.cases.add(row.case_id)
         if self.example is None or len(row.reply) < len(self.example.reply):
             self.example = row
 
@@ -123,10 +126,13 @@ class Column:
     cells: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
     declined: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     bugs: dict[str, Bug] = field(default_factory=dict)
+    whole_bugs: set[str] = field(default_factory=set)
 
     def add(self, row: Any) -> None:
         """Count one row."""
         found = verdict(row)
+        if found == "bug" and row.chunking == "whole":
+            self.whole_bugs.add(row.case_id)
         if found == "declined":
             self.declined.setdefault((row.template, row.error or row.detail), set()).add(row.mode)
             return
@@ -151,10 +157,13 @@ class Column:
 
 
 def column_of(name: str, run: Path, templates: str = "*") -> Column:
-    """A parser's column from its run store (the rows of the templates the glob selects)."""
+    """A parser's column from its run store (the rows of the templates the glob selects); a streamed bug class
+    is streaming-only when the parser reads every one of its replies whole without a bug."""
     column = Column(name, revision(run), run=str(run))
     for row in store_rows(run, templates):
         column.add(row)
+    for bug in column.bugs.values():
+        bug.streaming_only = chunking_class(bug.example.chunking) != "whole" and not bug.cases & column.whole_bugs
     return column
 
 
@@ -214,10 +223,13 @@ def markdown(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> s
                       for (template, why), modes in sorted(column.declined.items())]
             lines.append("")
         bugs = sorted(column.bugs.values(), key=lambda bug: (-bug.rows, bug.signature))
-        lines += [f"{len(bugs)} parser-bug classes" + (":" if bugs else "."), ""]
+        streaming = sum(bug.streaming_only for bug in bugs)
+        lines += [f"{len(bugs)} parser-bug classes ({streaming} streaming-only: every reply of the class is read "
+                  "whole without a bug)" + (":" if bugs else "."), ""]
         for bug in bugs:
             example = bug.example
-            lines += [f"### `{bug.signature}`: {bug.rows} rows", "",
+            lines += [f"### `{bug.signature}`: {bug.rows} rows" + (" (streaming-only)" if bug.streaming_only else ""),
+                      "",
                       (f"`chatparity show {example.case_id} {column.run}` ({example.template}, {example.mode}, "
                       f"{example.chunking})"), ""]
             code = reproducers.get(column.name, {}).get(bug.signature)
@@ -235,7 +247,8 @@ def as_json(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> di
         "totals": {klass: {name: column.total(klass)[name] for name in (*VERDICTS, ACCEPTS, FINAL)} for klass in CLASSES},
         "declined": [{"template": template, "reason": why, "modes": sorted(modes)}
                      for (template, why), modes in sorted(column.declined.items())],
-        "bugs": [{"signature": bug.signature, "rows": bug.rows, "case": bug.example.case_id,
+        "bugs": [{"signature": bug.signature, "rows": bug.rows, "streaming_only": bug.streaming_only,
+                  "case": bug.example.case_id,
                   "template": bug.example.template, "chunking": bug.example.chunking,
                   "reproducer": reproducers.get(column.name, {}).get(bug.signature, "")}
                  for bug in sorted(column.bugs.values(), key=lambda bug: (-bug.rows, bug.signature))],

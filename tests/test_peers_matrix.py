@@ -76,6 +76,8 @@ def rows() -> list[Row]:
                             error="no parser for gemma"),
         dataclasses.replace(BASE, case_id="c7", outcome="oracle_crashed"),
         dataclasses.replace(BASE, case_id="c8", outcome="mismatch", kind="accepts", parser_reading="{}"),
+        dataclasses.replace(BASE, case_id="c2", chunking="char", outcome="mismatch", kind="content",
+                            parser_reading="{}"),
     ]
 
 
@@ -95,11 +97,13 @@ def test_each_row_gets_the_harness_s_label_in_its_chunking_class(tmp_path: Path)
     assert column.version == "r1"
     assert column.total("whole") == {"match": 1, "bug": 2, "oracle_error": 1, "final_agrees": 1, "bug_accepts": 1}
     assert column.total("tokens") == {"policy": 1, "bug": 1, "final_agrees": 2}
-    assert column.total("chars") == {"defect": 1, "final_agrees": 1}
+    assert column.total("chars") == {"defect": 1, "final_agrees": 1, "bug": 1}
     assert column.declined == {("gemma.jinja", "no parser for gemma"): {"think/auto"}}
-    assert sorted(column.bugs) == ["hermes tokens match !snapshot_parity", "hermes whole mismatch:accepts",
-                                   "hermes whole mismatch:content"]
+    assert sorted(column.bugs) == ["hermes chars mismatch:content", "hermes tokens match !snapshot_parity",
+                                   "hermes whole mismatch:accepts", "hermes whole mismatch:content"]
     assert matrix.bug_signature(dataclasses.replace(rows()[1], partial=1)) == "hermes whole cut mismatch:content"
+    assert column.bugs["hermes tokens match !snapshot_parity"].streaming_only
+    assert not column.bugs["hermes chars mismatch:content"].streaming_only
     assert matrix.agreement(column.total("whole")) == "33% (1/3)"
     assert matrix.column_of("p", tmp_path / "run", templates="gemma*").cells == {}
 
@@ -109,9 +113,10 @@ def test_the_matrix_reads_verdict_first_and_lists_declined_templates_and_bug_cla
     column = matrix.column_of("sglang", store(tmp_path / "run"))
     failed = matrix.Column("other", "2.0", status="install failed: no wheel")
     text = matrix.markdown([column, failed], {"sglang": {"hermes whole mismatch:content": "print('replay')"}})
-    assert "| sglang | r1 | 33% (1/3) | 0% (0/2); final 100% | 0% (0/1); final 100% | 3 |" in text
+    assert "| sglang | r1 | 33% (1/3) | 0% (0/2); final 100% | 0% (0/2); final 50% | 4 |" in text
     assert "| other | 2.0 | install failed: no wheel |" in text
-    assert "| hermes | 33% (1/3) | 0% (0/2) | 0% (0/1) |" in text
+    assert "| hermes | 33% (1/3) | 0% (0/2) | 0% (0/2) |" in text
+    assert "4 parser-bug classes (1 streaming-only" in text and "rows (streaming-only)" in text
     assert "| sglang | whole | 1 | 0 | 0 | 2 | 1 |" in text
     assert "| sglang | token-streamed | 0 | 1 | 0 | 1 | 0 |" in text
     assert "- `gemma.jinja` (think/auto): no parser for gemma" in text
