@@ -127,6 +127,11 @@ class Column:
     declined: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     bugs: dict[str, Bug] = field(default_factory=dict)
     whole_bugs: set[str] = field(default_factory=set)
+    judged_templates: set[str] = field(default_factory=set)
+
+    def declined_modes(self, template: str, modes: set[str]) -> str:
+        """The modes a template is declined in: 'every mode' when none of its sessions is read."""
+        return "every mode" if template not in self.judged_templates else ", ".join(sorted(modes))
 
     def add(self, row: Any) -> None:
         """Count one row."""
@@ -134,8 +139,10 @@ class Column:
         if found == "bug" and row.chunking == "whole":
             self.whole_bugs.add(row.case_id)
         if found == "declined":
-            self.declined.setdefault((row.template, row.error or row.detail), set()).add(row.mode)
+            why = (row.error or row.detail).removeprefix(f"{row.template}: ")
+            self.declined.setdefault((row.template, why), set()).add(row.mode)
             return
+        self.judged_templates.add(row.template)
         cell = self.cells.setdefault((row.syntax, chunking_class(row.chunking)), Counter())
         cell[found] += 1
         outcome = label_outcome(row_label(row))
@@ -219,7 +226,7 @@ def markdown(columns: list[Column], reproducers: dict[str, dict[str, str]]) -> s
             continue
         if column.declined:
             lines += ["Declined (not counted):", ""]
-            lines += [f"- `{template}` ({', '.join(sorted(modes))}): {why}"
+            lines += [f"- `{template}` ({column.declined_modes(template, modes)}): {why}"
                       for (template, why), modes in sorted(column.declined.items())]
             lines.append("")
         bugs = sorted(column.bugs.values(), key=lambda bug: (-bug.rows, bug.signature))

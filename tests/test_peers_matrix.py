@@ -73,7 +73,8 @@ def rows() -> list[Row]:
                             explained="llama.cpp:retraction"),
         dataclasses.replace(BASE, case_id="c5", chunking="tokens", snapshot_parity=0, parity_breaks=3),
         dataclasses.replace(BASE, case_id="c6", template="gemma.jinja", syntax="content_only", outcome="unsupported",
-                            error="no parser for gemma"),
+                            error="gemma.jinja: no parser for gemma"),
+        dataclasses.replace(BASE, case_id="c9", mode="think/required", outcome="unsupported", error="no JSON"),
         dataclasses.replace(BASE, case_id="c7", outcome="oracle_crashed"),
         dataclasses.replace(BASE, case_id="c8", outcome="mismatch", kind="accepts", parser_reading="{}"),
         dataclasses.replace(BASE, case_id="c2", chunking="char", outcome="mismatch", kind="content",
@@ -98,7 +99,8 @@ def test_each_row_gets_the_harness_s_label_in_its_chunking_class(tmp_path: Path)
     assert column.total("whole") == {"match": 1, "bug": 2, "oracle_error": 1, "final_agrees": 1, "bug_accepts": 1}
     assert column.total("tokens") == {"policy": 1, "bug": 1, "final_agrees": 2}
     assert column.total("chars") == {"defect": 1, "final_agrees": 1, "bug": 1}
-    assert column.declined == {("gemma.jinja", "no parser for gemma"): {"think/auto"}}
+    assert column.declined == {("gemma.jinja", "no parser for gemma"): {"think/auto"},
+                               ("Qwen-Qwen3-0.6B.jinja", "no JSON"): {"think/required"}}
     assert sorted(column.bugs) == ["hermes chars mismatch:content", "hermes tokens match !snapshot_parity",
                                    "hermes whole mismatch:accepts", "hermes whole mismatch:content"]
     assert matrix.bug_signature(dataclasses.replace(rows()[1], partial=1)) == "hermes whole cut mismatch:content"
@@ -119,7 +121,8 @@ def test_the_matrix_reads_verdict_first_and_lists_declined_templates_and_bug_cla
     assert "4 parser-bug classes (1 streaming-only" in text and "rows (streaming-only)" in text
     assert "| sglang | whole | 1 | 0 | 0 | 2 | 1 |" in text
     assert "| sglang | token-streamed | 0 | 1 | 0 | 1 | 0 |" in text
-    assert "- `gemma.jinja` (think/auto): no parser for gemma" in text
+    assert "- `gemma.jinja` (every mode): no parser for gemma" in text
+    assert "- `Qwen-Qwen3-0.6B.jinja` (think/required): no JSON" in text
     assert "```python\nprint('replay')\n```" in text
     page = matrix.html_page([column, failed], {"sglang": {"hermes whole mismatch:content": "print('<b>')"}})
     assert "<td style='background:hsl(40,60%,85%)'>33% (1/3)</td>" in page
