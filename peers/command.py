@@ -1,6 +1,6 @@
 """`chatparity peers`: install each peer in its own environment, sweep it as a `cmd:` parser with its own
 expectations, sweep (or reuse) the project parser and llama.cpp against itself over the same selection, and write
-the matrix (`peers.md`, `peers.json`) under the output directory."""
+the matrix (`peers.md`, `peers.html`, `peers.json`) under the output directory."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from chatparity.model import InputError
 from harness.store import STORE_NAME
 from peers import matrix
-from peers.catalog import LAUNCHER, Peer, peers_named
+from peers.catalog import LAUNCHER, PEERS, Peer, peers_named
 from peers.install import Installed, InstallFailed, install, installed_python
 from peers.reproducers import reproducers_of
 from templates.upstream import cache_root
@@ -30,9 +30,10 @@ Install = Callable[[Peer, Path], Installed]
 def arguments(prog: str) -> argparse.ArgumentParser:
     """The command's flags."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
-    parser.add_argument("--peers", default="sglang", help="peers to build, comma-separated (default: sglang)")
+    parser.add_argument("--peers", default=",".join(PEERS),
+                        help=f"peers to build, comma-separated (default: {','.join(PEERS)})")
     parser.add_argument("--profile", default="quick", choices=("quick", "full"))
-    parser.add_argument("--templates", default="*", help="template glob (default: every template)")
+    parser.add_argument("--templates", default="*", help="template globs, comma-separated (default: every template)")
     parser.add_argument("--mode", default=None, help="mode glob, as the sweep's")
     parser.add_argument("-n", "--numprocesses", default="1", help="sweep workers (default 1)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
@@ -131,5 +132,5 @@ def main(argv: list[str], prog: str = "chatparity peers", sweep: Sweep = run_swe
     reproducers = {column.name: reproducers_of(column, options.profile, pythons.get(column.name))
                    for column in columns}
     text, data = matrix.write(options.out, columns, reproducers)
-    print(f"peer matrix: {text} ({data})")
+    print(f"peer matrix: {text} ({text.with_suffix('.html').name}, {data.name})")
     return 0

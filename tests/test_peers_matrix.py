@@ -149,7 +149,7 @@ def test_the_command_sweeps_each_parser_and_writes_the_matrix(tmp_path: Path, ca
         return 1
 
     out = tmp_path / "out"
-    status = command.main(["--templates", "Qwen-*", "--out", str(out)], sweep=sweep,
+    status = command.main(["--peers", "sglang", "--templates", "Qwen-*", "--out", str(out)], sweep=sweep,
                           installer=fake_installer(tmp_path))
     assert status == 0
     specs = [argv[argv.index("--parser") + 1] for argv in calls]
@@ -176,7 +176,8 @@ def test_a_failed_install_is_one_line_and_the_peer_s_column_says_why(tmp_path: P
     command.main(["--out", str(out), "--reply-run", str(reference), "--oracle-run", str(reference)], sweep=sweep,
                  installer=fake_installer(tmp_path, fails=True))
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == "sglang-0.5.23: install failed: pip exited 1: no index"
+    assert printed[:2] == ["sglang-0.5.23: install failed: pip exited 1: no index",
+                           "transformers-5.25.0: install failed: pip exited 1: no index"]
     assert "| sglang | 0.5.23 | install failed: pip exited 1: no index |" in (out / "peers.md").read_text()
 
 
@@ -191,6 +192,6 @@ def test_the_matrix_can_be_written_again_from_the_runs_under_out(tmp_path: Path,
     def refuse(*args: object) -> int:
         raise AssertionError("nothing should be installed or swept")
 
-    command.main(["--out", str(out), "--from-runs"], sweep=refuse, installer=refuse)  # type: ignore[arg-type]
+    command.main(["--peers", "sglang", "--out", str(out), "--from-runs"], sweep=refuse, installer=refuse)  # type: ignore[arg-type]
     data = json.loads((out / "peers.json").read_text())
     assert [parser["status"] for parser in data["parsers"]] == ["", "", f"no run stored in {out / 'llama.cpp'}"]
