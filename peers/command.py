@@ -13,7 +13,7 @@ from pathlib import Path
 
 from chatparity.model import InputError
 from harness.store import STORE_NAME
-from peers import matrix
+from peers import matrix, pages
 from peers.catalog import LAUNCHER, PEERS, Peer, peers_named
 from peers.install import Installed, InstallFailed, install, installed_python
 from peers.reproducers import reproducers_of
@@ -131,6 +131,6 @@ def main(argv: list[str], prog: str = "chatparity peers", sweep: Sweep = run_swe
         columns.append(reference_column("llama.cpp", "oracle", options.oracle_run, options, sweep))
     reproducers = {column.name: reproducers_of(column, options.profile, pythons.get(column.name))
                    for column in columns}
-    text, data = matrix.write(options.out, columns, reproducers)
+    text, data = pages.write(options.out, columns, reproducers)
     print(f"peer matrix: {text} ({text.with_suffix('.html').name}, {data.name})")
     return 0

@@ -12,7 +12,7 @@ import pytest
 
 from chatparity.model import Row
 from harness.store import connect, write_records, write_stamp
-from peers import command, matrix
+from peers import command, matrix, pages
 from peers.catalog import PEERS_ROOT, Peer, peers_named
 from peers.install import MARKER, Installed, InstallFailed, install
 
@@ -106,7 +106,7 @@ def test_each_row_gets_the_harness_s_label_in_its_chunking_class(tmp_path: Path)
     assert matrix.bug_signature(dataclasses.replace(rows()[1], partial=1)) == "hermes whole cut mismatch:content"
     assert column.bugs["hermes tokens match !snapshot_parity"].streaming_only
     assert not column.bugs["hermes chars mismatch:content"].streaming_only
-    assert matrix.agreement(column.total("whole")) == "33% (1/3)"
+    assert pages.agreement(column.total("whole")) == "33% (1/3)"
     assert matrix.column_of("p", tmp_path / "run", templates="gemma*").cells == {}
 
 
@@ -114,7 +114,7 @@ def test_the_matrix_reads_verdict_first_and_lists_declined_templates_and_bug_cla
     """The summary table, per-syntax agreement, rows per label, a peer that did not run and its reason."""
     column = matrix.column_of("sglang", store(tmp_path / "run"))
     failed = matrix.Column("other", "2.0", status="install failed: no wheel")
-    text = matrix.markdown([column, failed], {"sglang": {"hermes whole mismatch:content": "print('replay')"}})
+    text = pages.markdown([column, failed], {"sglang": {"hermes whole mismatch:content": "print('replay')"}})
     assert "| sglang | r1 | 33% (1/3) | 0% (0/2); final 100% | 0% (0/2); final 50% | 4 |" in text
     assert "| other | 2.0 | install failed: no wheel |" in text
     assert "| hermes | 33% (1/3) | 0% (0/2) | 0% (0/2) |" in text
@@ -124,7 +124,7 @@ def test_the_matrix_reads_verdict_first_and_lists_declined_templates_and_bug_cla
     assert "- `gemma.jinja` (every mode): no parser for gemma" in text
     assert "- `Qwen-Qwen3-0.6B.jinja` (think/required): no JSON" in text
     assert "```python\nprint('replay')\n```" in text
-    page = matrix.html_page([column, failed], {"sglang": {"hermes whole mismatch:content": "print('<b>')"}})
+    page = pages.html_page([column, failed], {"sglang": {"hermes whole mismatch:content": "print('<b>')"}})
     assert "<td style='background:hsl(40,60%,85%)'>33% (1/3)</td>" in page
     assert "<pre>print(&#x27;&lt;b&gt;&#x27;)</pre>" in page and "install failed: no wheel" in page
 
