@@ -96,3 +96,10 @@ def test_the_models_file_gives_each_listed_template_a_model_type_and_a_reason() 
     models = read_models(EXPECTATIONS / MODELS_FILE)
     assert models["Qwen-Qwen3-0.6B.jinja"]["model_type"] == "qwen3"
     assert all(entry["model_type"] and entry["reason"] for entry in models.values())
+
+
+def test_transformers_policies_name_rules_the_harness_knows() -> None:
+    """Its whitespace and held-delimiter rules load from its expectations, in order."""
+    from harness.policies import policies_in
+
+    assert policies_in(EXPECTATIONS).names == ("strips-text-regions", "holds-a-delimiter-still-arriving")
