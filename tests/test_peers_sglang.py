@@ -225,3 +225,21 @@ def test_the_request_carries_the_thinking_switch_under_the_template_s_own_variab
     assert fields["chat_template_kwargs"] == {"enable_thinking": False, "reasoning_effort": "low"}
     assert fields["reasoning_effort"] == "low" and fields["tool_choice"] == "auto"
     assert request_fields(session())["chat_template_kwargs"] == {"enable_thinking": True}
+
+
+def test_sglang_s_argument_pacing_policy_explains_prefixes_mid_stream_only() -> None:
+    """Arguments that are a prefix of llama.cpp's (or extend them) at a snapshot are its pacing; other text, or
+    a finished reading, is not."""
+    from chatparity.model import Message, ToolCall
+    from harness.policies import policies_in
+    from harness.policy_rules import Point
+
+    policies = policies_in(EXPECTATIONS)
+    def call(arguments: str) -> Message:
+        return Message(tool_calls=(ToolCall("f", arguments),))
+
+    cut, finished = Point("x", True, ()), Point("x", False, ())
+    assert policies.explain(call('{"a":'), call('{"a": '), cut) == ("streams-arguments-at-its-own-pace",)
+    assert policies.explain(call("{"), call(""), cut) == ("streams-arguments-at-its-own-pace",)
+    assert policies.explain(call('{"a": 1'), call('{"b": 1'), cut) is None
+    assert policies.explain(call('{"a":'), call('{"a": '), finished) is None
