@@ -80,15 +80,29 @@ def install(peer: Peer, cache: Path, run: Run = run_command) -> Installed:
     try:
         run([sys.executable, "-m", "venv", str(scratch)])
         for step in peer.steps:
-            run([str(scratch / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                 *step])
+            run(
+                [
+                    str(scratch / "bin" / "python"),
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    *step,
+                ]
+            )
     except InstallFailed:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
     seconds = time.monotonic() - started
     size = size_of(scratch)
-    facts = {"peer": peer.name, "version": peer.version, "steps": peer.steps, "seconds": round(seconds, 1),
-             "size": size}
+    facts = {
+        "peer": peer.name,
+        "version": peer.version,
+        "steps": peer.steps,
+        "seconds": round(seconds, 1),
+        "size": size,
+    }
     (scratch / MARKER).write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
     shutil.rmtree(home, ignore_errors=True)
     scratch.rename(home)

@@ -1,7 +1,7 @@
-"""The peer matrix: for each parser (the peers, the project's `reply`, llama.cpp against itself) and each reply
-syntax, how its rows agree with llama.cpp whole, token-streamed and character-streamed, each row labelled as the
-harness labels it (match, parser policy, llama.cpp defect, parser bug); the templates each parser declines; and
-each class of parser bug with a representative case."""
+"""The peer matrix: for each parser (the peers, the project's `reply`, llama.cpp against itself) and each
+reply syntax, how its rows agree with llama.cpp whole, token-streamed and character-streamed, each row
+labelled as the harness labels it (match, parser policy, llama.cpp defect, parser bug); the templates each
+parser declines; and each class of parser bug with a representative case."""
 
 from __future__ import annotations
 
@@ -29,15 +29,40 @@ from harness.store import open_store, read_stamp
 CLASSES = ("whole", "tokens", "chars")
 CLASS_TITLES = {"whole": "whole", "tokens": "token-streamed", "chars": "char-streamed"}
 VERDICTS = ("match", "policy", "defect", "bug")
-VERDICT_TITLES = {"match": "match", "policy": "parser policy", "defect": "llama.cpp defect", "bug": "parser bug"}
+VERDICT_TITLES = {
+    "match": "match",
+    "policy": "parser policy",
+    "defect": "llama.cpp defect",
+    "bug": "parser bug",
+}
 TOKEN_CHUNKINGS = ("tokens", "special")
-ROW_COLUMNS = ("case_id", "chunking", "session_id", "template", "syntax", "mode", "origin", "shape", "partial", "reply",
-               "oracle_reading", "parser_reading", "error", "detail")
+ROW_COLUMNS = (
+    "case_id",
+    "chunking",
+    "session_id",
+    "template",
+    "syntax",
+    "mode",
+    "origin",
+    "shape",
+    "partial",
+    "reply",
+    "oracle_reading",
+    "parser_reading",
+    "error",
+    "detail",
+    "oracle_grammar",
+)
 ACCEPTS = "bug_accepts"
-"""Parser bugs where llama.cpp rejects the finished reply (a reply its grammar would not let a model write)."""
+"""Parser bugs where llama.cpp rejects the reply (its parse of the finished reply fails) and the parser reads
+it."""
+OFF_GRAMMAR = "bug_off_grammar"
+"""Parser bugs on a finished reply llama.cpp's grammar for the request would not let a model write (it rejects
+the reply, or cannot end it): robustness more than a reading a served model would meet."""
+OFF_GRAMMAR_VERDICTS = ("rejects", "incomplete")
 FINAL = "final_agrees"
-"""Rows whose final reading matches llama.cpp's or differs only as a policy or a llama.cpp defect explains, whatever
-their stream checks say."""
+"""Rows whose final reading matches llama.cpp's or differs only as a policy or a llama.cpp defect explains,
+whatever their stream checks say."""
 ORACLE_OUTCOMES = frozenset(outcome.value for outcome in ORACLE_FAILURES)
 
 
@@ -63,12 +88,21 @@ def verdict(row: Any) -> str:
 
 
 def bug_signature(row: Any) -> str:
-    """What one class of parser bug has in common: the syntax, the chunking class, whether the reply is cut, the
-    outcome and the checks broken."""
+    """What one class of parser bug has in common: the syntax, the chunking class, whether the reply is cut,
+    the outcome and the checks broken."""
     label = row_label(row)
     checks = ",".join(sorted(label_checks(label)))
-    return " ".join(part for part in (row.syntax, chunking_class(row.chunking), "cut" if row.partial else "",
-                                      label_outcome(label), f"!{checks}" if checks else "") if part)
+    return " ".join(
+        part
+        for part in (
+            row.syntax,
+            chunking_class(row.chunking),
+            "cut" if row.partial else "",
+            label_outcome(label),
+            f"!{checks}" if checks else "",
+        )
+        if part
+    )
 
 
 def store_rows(run: Path, templates: str = "*") -> Iterator[Any]:
@@ -114,8 +148,8 @@ class Bug:
 
 @dataclass
 class Column:
-    """One parser's column of the matrix: verdict counts per syntax and chunking class, declined templates with
-    the reason, and its bug classes; `status` says why it has no rows when it has none."""
+    """One parser's column of the matrix: verdict counts per syntax and chunking class, declined templates
+    with the reason, and its bug classes; `status` says why it has no rows when it has none."""
 
     name: str
     version: str = ""
@@ -144,10 +178,14 @@ class Column:
         cell = self.cells.setdefault((row.syntax, chunking_class(row.chunking)), Counter())
         cell[found] += 1
         outcome = label_outcome(row_label(row))
-        if found != "oracle_error" and (outcome == Outcome.MATCH.value or outcome.startswith((POLICY, DEFECT))):
+        if found != "oracle_error" and (
+            outcome == Outcome.MATCH.value or outcome.startswith((POLICY, DEFECT))
+        ):
             cell[FINAL] += 1
         if found == "bug" and outcome == f"{Outcome.MISMATCH.value}:{Kind.ACCEPTS.value}":
             cell[ACCEPTS] += 1
+        if found == "bug" and not row.partial and (row.oracle_grammar or "").startswith(OFF_GRAMMAR_VERDICTS):
+            cell[OFF_GRAMMAR] += 1
         if found == "bug":
             signature = bug_signature(row)
             self.bugs.setdefault(signature, Bug(signature)).add(row)
@@ -168,5 +206,7 @@ def column_of(name: str, run: Path, templates: str = "*") -> Column:
     for row in store_rows(run, templates):
         column.add(row)
     for bug in column.bugs.values():
-        bug.streaming_only = chunking_class(bug.example.chunking) != "whole" and not bug.cases & column.whole_bugs
+        bug.streaming_only = (
+            chunking_class(bug.example.chunking) != "whole" and not bug.cases & column.whole_bugs
+        )
     return column

@@ -25,29 +25,46 @@ def sglang_settings(peer: Peer, python: Path | None, sessions: list[Session | No
     if python is None or not python.is_file() or not known:
         return [None] * len(sessions)
     lines = "".join(json.dumps(session_json(session)) + "\n" for session in known)
-    done = subprocess.run([str(python), str(LAUNCHER), "sglang.settings", str(peer.expectations)], input=lines,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [str(python), str(LAUNCHER), "sglang.settings", str(peer.expectations)],
+        input=lines,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     found = iter(json.loads(line) for line in done.stdout.splitlines()) if done.returncode == 0 else None
     return [next(found) if found is not None and session is not None else None for session in sessions]
 
 
-def sglang_codes(column: Column, python: Path | None, bugs: list[Bug],
-                 sessions: list[Session | None]) -> list[str | None]:
+def sglang_codes(
+    column: Column, python: Path | None, bugs: list[Bug], sessions: list[Session | None]
+) -> list[str | None]:
     """SGLang's replays, with the parsers chosen for each template."""
     choices = read_choices(PEERS_ROOT / "sglang" / "expectations" / PARSERS_FILE)
     forces = sglang_settings(PEERS["sglang"], python, sessions)
-    return [sglang.reproducer(choices[bug.example.template], bug.example, session, force, bug.signature,
-                              column.version) if bug.example.template in choices else None
-            for bug, session, force in zip(bugs, sessions, forces)]
+    return [
+        sglang.reproducer(
+            choices[bug.example.template], bug.example, session, force, bug.signature, column.version
+        )
+        if bug.example.template in choices
+        else None
+        for bug, session, force in zip(bugs, sessions, forces)
+    ]
 
 
-def transformers_codes(column: Column, python: Path | None, bugs: list[Bug],
-                       sessions: list[Session | None]) -> list[str | None]:
+def transformers_codes(
+    column: Column, python: Path | None, bugs: list[Bug], sessions: list[Session | None]
+) -> list[str | None]:
     """transformers' replays, with each template's model type."""
     models = read_models(PEERS_ROOT / "transformers" / "expectations" / MODELS_FILE)
-    return [transformers.reproducer(models[bug.example.template]["model_type"], bug.example, session,
-                                    bug.signature, column.version) if bug.example.template in models else None
-            for bug, session in zip(bugs, sessions)]
+    return [
+        transformers.reproducer(
+            models[bug.example.template]["model_type"], bug.example, session, bug.signature, column.version
+        )
+        if bug.example.template in models
+        else None
+        for bug, session in zip(bugs, sessions)
+    ]
 
 
 CODES = {"sglang": sglang_codes, "transformers": transformers_codes}

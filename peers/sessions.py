@@ -19,7 +19,9 @@ def literal(name: str) -> str:
 @cache
 def sessions_of(template: str, mode: str, profile: str) -> dict[str, Session]:
     """The sessions of one template in one mode, by id."""
-    config = SweepConfig(parser="reply", profile=profile, out="", templates=literal(template), mode=literal(mode))
+    config = SweepConfig(
+        parser="reply", profile=profile, out="", templates=literal(template), mode=literal(mode)
+    )
     return {planned.session.id: planned.session for planned in load_source("catalog").plan(config)}
 
 

@@ -1,5 +1,5 @@
-"""The JSON-lines side of a peer's adapter: it runs in the peer's own environment, so it imports only the standard
-library (README, "The subprocess parser protocol")."""
+"""The JSON-lines side of a peer's adapter: it runs in the peer's own environment, so it imports only the
+standard library (README, "The subprocess parser protocol")."""
 
 from __future__ import annotations
 
@@ -29,8 +29,12 @@ def reading(content: str, reasoning: str, calls: list[dict[str, str]]) -> dict[s
     return {"content": content, "reasoning_content": reasoning, "tool_calls": calls}
 
 
-def answer(request: dict[str, Any], readers: dict[int, Reader], open_session: Callable[[dict[str, Any]], Reader],
-           info: dict[str, str]) -> dict[str, Any]:
+def answer(
+    request: dict[str, Any],
+    readers: dict[int, Reader],
+    open_session: Callable[[dict[str, Any]], Reader],
+    info: dict[str, str],
+) -> dict[str, Any]:
     """The response fields to one request."""
     op = request["op"]
     if op == "info":
@@ -51,8 +55,12 @@ def answer(request: dict[str, Any], readers: dict[int, Reader], open_session: Ca
     return {"error": f"unknown op {op!r}"}
 
 
-def serve(open_session: Callable[[dict[str, Any]], Reader], info: dict[str, str], stdin: TextIO = sys.stdin,
-          stdout: TextIO = sys.stdout) -> None:
+def serve(
+    open_session: Callable[[dict[str, Any]], Reader],
+    info: dict[str, str],
+    stdin: TextIO = sys.stdin,
+    stdout: TextIO = sys.stdout,
+) -> None:
     """Answer each request line until stdin closes; a peer's exception is that call's error, its traceback on
     stderr."""
     readers: dict[int, Reader] = {}

@@ -1,5 +1,6 @@
-"""SGLang's adapter, driven with a small stand-in of SGLang's parsers (nothing is installed or downloaded): the
-order serving_chat chains them in, what a stream shows, the flush at its end, and the sessions it declines."""
+"""SGLang's adapter, driven with a small stand-in of SGLang's parsers (nothing is installed or downloaded):
+the order serving_chat chains them in, what a stream shows, the flush at its end, and the sessions it
+declines."""
 
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ EXPECTATIONS = Path(__file__).resolve().parent.parent / "peers" / "sglang" / "ex
 
 
 class Calls:
-    """A tool-call parser reading `<call>NAME`: the name when the marker arrives, its arguments only at the end
-    (as a detector that parsed them but did not stream them)."""
+    """A tool-call parser reading `<call>NAME`: the name when the marker arrives, its arguments only at the
+    end (as a detector that parsed them but did not stream them)."""
 
-    ToolCallParserEnum: ClassVar[dict[str, Any]] = {"calls": SimpleNamespace(parses_without_tools=lambda: False),
-                          "json_only": SimpleNamespace(parses_without_tools=lambda: False)}
+    ToolCallParserEnum: ClassVar[dict[str, Any]] = {
+        "calls": SimpleNamespace(parses_without_tools=lambda: False),
+        "json_only": SimpleNamespace(parses_without_tools=lambda: False),
+    }
 
     def __init__(self, tools: list[Any], name: str, tool_choice: str | None = None) -> None:
         self.name = name
@@ -60,8 +63,14 @@ class Reasoning:
 
     made: ClassVar[list[dict[str, Any]]] = []
 
-    def __init__(self, model_type: str, stream_reasoning: bool = True, force_reasoning: bool | None = None,
-                 request: Any = None, tool_call_parser_active: bool = False) -> None:
+    def __init__(
+        self,
+        model_type: str,
+        stream_reasoning: bool = True,
+        force_reasoning: bool | None = None,
+        request: Any = None,
+        tool_call_parser_active: bool = False,
+    ) -> None:
         Reasoning.made.append({"stream_reasoning": stream_reasoning, "force_reasoning": force_reasoning})
         self.detector = SimpleNamespace(reasoning_default="enable_thinking")
         self.seen = ""
@@ -76,7 +85,7 @@ class Reasoning:
         if "</r>" not in self.seen:
             return "", ""
         thought, rest = self.parse_non_stream(self.seen)
-        new = rest[self.sent:]
+        new = rest[self.sent :]
         self.sent = len(rest)
         return (thought if self.sent == len(new) else ""), new
 
@@ -85,10 +94,15 @@ class Reasoning:
 
 
 API = SimpleNamespace(
-    FunctionCallParser=Calls, ReasoningParser=Reasoning, Tool=SimpleNamespace(model_validate=lambda tool: tool),
+    FunctionCallParser=Calls,
+    ReasoningParser=Reasoning,
+    Tool=SimpleNamespace(model_validate=lambda tool: tool),
     detect_reasoning_pattern=lambda source: (False, None),
-    request=lambda session: SimpleNamespace(chat_template_kwargs={"enable_thinking": session["enable_thinking"]},
-                                            reasoning_effort=None, stream_reasoning=True),
+    request=lambda session: SimpleNamespace(
+        chat_template_kwargs={"enable_thinking": session["enable_thinking"]},
+        reasoning_effort=None,
+        stream_reasoning=True,
+    ),
 )
 CHOICES = {
     "both.jinja": Choice("both.jinja", "calls", "thinking", "test"),
@@ -100,17 +114,27 @@ CHOICES = {
 
 def session(template: str = "both.jinja", tool_choice: str = "auto", **fields: Any) -> dict[str, Any]:
     """A session offering one tool."""
-    return {"template": template, "template_source": "", "tools": [{"type": "function", "function": {"name": "f"}}],
-            "tool_choice": tool_choice, "enable_thinking": True, "chat_template_kwargs": {}, "messages": [],
-            **fields}
+    return {
+        "template": template,
+        "template_source": "",
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+        "tool_choice": tool_choice,
+        "enable_thinking": True,
+        "chat_template_kwargs": {},
+        "messages": [],
+        **fields,
+    }
 
 
 def test_a_whole_reply_is_read_for_reasoning_first_then_for_calls() -> None:
     """The reasoning parser splits the thought off; the call parser reads only the text after it."""
     reader = SglangPeer(API, CHOICES).open(session())
     found = reader.parse("<r>hm</r>hi<call>f", partial=False)
-    assert found == {"reasoning_content": "hm", "content": "hi",
-                     "tool_calls": [{"name": "f", "arguments": '{"x": 1}', "id": ""}]}
+    assert found == {
+        "reasoning_content": "hm",
+        "content": "hi",
+        "tool_calls": [{"name": "f", "arguments": '{"x": 1}', "id": ""}],
+    }
     assert Reasoning.made[-1] == {"stream_reasoning": False, "force_reasoning": True}
 
 
@@ -161,7 +185,8 @@ def test_kimi_calls_carry_the_ids_the_server_gives_them() -> None:
 
 
 def test_the_thinking_setting_follows_the_request() -> None:
-    """The toggle of a template's reasoning config, else the detector's default mode, decides force_reasoning."""
+    """The template's reasoning toggle, else the detector's default mode, decides force_reasoning."""
+
     def request(**kwargs: Any) -> Any:
         return SimpleNamespace(chat_template_kwargs=kwargs, reasoning_effort=None)
 
@@ -194,15 +219,19 @@ def test_the_protocol_loop_answers_each_request_and_reports_a_failure_as_that_ca
 
 
 def test_the_parsers_file_names_a_parser_or_a_reason_for_every_upstream_template() -> None:
-    """Every indexed template has an entry; each names a parser SGLang registers or is declined with a reason."""
+    """Every indexed template has an entry: parsers SGLang registers, or a reason to decline it."""
     from templates.index import load_index
 
     choices = read_choices(EXPECTATIONS / PARSERS_FILE)
     assert set(choices) == set(load_index())
     assert all(choice.reason for choice in choices.values())
-    assert choices["Qwen-Qwen3-0.6B.jinja"] == Choice("Qwen-Qwen3-0.6B.jinja", "qwen25", "qwen3",
-                                                      choices["Qwen-Qwen3-0.6B.jinja"].reason)
-    assert (choices["GLM-4.7-Flash.jinja"].tool, choices["GLM-4.7-Flash.jinja"].reasoning) == ("glm47", "glm45")
+    assert choices["Qwen-Qwen3-0.6B.jinja"] == Choice(
+        "Qwen-Qwen3-0.6B.jinja", "qwen25", "qwen3", choices["Qwen-Qwen3-0.6B.jinja"].reason
+    )
+    assert (choices["GLM-4.7-Flash.jinja"].tool, choices["GLM-4.7-Flash.jinja"].reasoning) == (
+        "glm47",
+        "glm45",
+    )
 
 
 def test_sglang_s_whitespace_policy_explains_edge_whitespace_only() -> None:
@@ -221,20 +250,23 @@ def test_the_request_carries_the_thinking_switch_under_the_template_s_own_variab
     """A mode whose template kwargs set enable_thinking renders with them, so the request says the same."""
     from peers.sglang.runtime import request_fields
 
-    fields = request_fields(session(chat_template_kwargs={"enable_thinking": False, "reasoning_effort": "low"}))
+    fields = request_fields(
+        session(chat_template_kwargs={"enable_thinking": False, "reasoning_effort": "low"})
+    )
     assert fields["chat_template_kwargs"] == {"enable_thinking": False, "reasoning_effort": "low"}
     assert fields["reasoning_effort"] == "low" and fields["tool_choice"] == "auto"
     assert request_fields(session())["chat_template_kwargs"] == {"enable_thinking": True}
 
 
 def test_sglang_s_argument_pacing_policy_explains_prefixes_mid_stream_only() -> None:
-    """Arguments that are a prefix of llama.cpp's (or extend them) at a snapshot are its pacing; other text, or
-    a finished reading, is not."""
+    """Arguments that are a prefix of llama.cpp's (or extend them) at a snapshot are its pacing; other text,
+    or a finished reading, is not."""
     from chatparity.model import Message, ToolCall
     from harness.policies import policies_in
     from harness.policy_rules import Point
 
     policies = policies_in(EXPECTATIONS)
+
     def call(arguments: str) -> Message:
         return Message(tool_calls=(ToolCall("f", arguments),))
 

@@ -1,5 +1,6 @@
-"""transformers' adapter, driven with a stand-in of `transformers serve`'s parsing functions (nothing is installed
-or downloaded): a refusal is an answer, a stream shows the server's items, a failed finalize drops the tail."""
+"""transformers' adapter, driven with a stand-in of `transformers serve`'s parsing functions (nothing is
+installed or downloaded): a refusal is an answer, a stream shows the server's items, a failed finalize drops
+the tail."""
 
 from __future__ import annotations
 
@@ -46,12 +47,18 @@ class Parser:
 
 
 API = SimpleNamespace(
-    parse_response=lambda *args, **kwargs: {}, ResponseParser=Parser, parse_assistant_message=parse_assistant_message,
+    parse_response=lambda *args, **kwargs: {},
+    ResponseParser=Parser,
+    parse_assistant_message=parse_assistant_message,
     get_response_template=lambda processor, config: None if config.model_type == "bare" else {"fields": {}},
-    response_events_to_chunks=lambda events: events, ReasoningText=ReasoningText, ToolCall=SimpleNamespace,
+    response_events_to_chunks=lambda events: events,
+    ReasoningText=ReasoningText,
+    ToolCall=SimpleNamespace,
 )
-MODELS = {"qwen.jinja": {"name": "qwen.jinja", "model_type": "qwen3", "reason": "test"},
-          "bare.jinja": {"name": "bare.jinja", "model_type": "bare", "reason": "test"}}
+MODELS = {
+    "qwen.jinja": {"name": "qwen.jinja", "model_type": "qwen3", "reason": "test"},
+    "bare.jinja": {"name": "bare.jinja", "model_type": "bare", "reason": "test"},
+}
 
 
 def session(template: str = "qwen.jinja") -> dict[str, Any]:
@@ -63,21 +70,28 @@ def test_a_whole_reply_is_the_server_s_message_and_a_refusal_an_answer() -> None
     """parse_assistant_message's reading; its ValueError is a rejection, not a crash."""
     reader = TransformersPeer(API, MODELS).open(session())
     assert reader.parse("hi CALL f", partial=False) == {
-        "content": "hi ", "reasoning_content": "", "tool_calls": [{"name": "f", "arguments": "{}", "id": ""}]}
+        "content": "hi ",
+        "reasoning_content": "",
+        "tool_calls": [{"name": "f", "arguments": "{}", "id": ""}],
+    }
     assert reader.parse("CALL f{bad", partial=False) == {"rejected": "malformed JSON in tool_calls"}
 
 
 def test_a_stream_shows_the_prompt_s_items_first_and_drops_the_tail_when_finalize_fails() -> None:
     """Items of the prefix, then of each chunk; a failed finalize adds nothing."""
-    snapshots, final = TransformersPeer(API, MODELS).open(session()).stream(["THINK x", "hi", "CALL f"], finish=True)
+    snapshots, final = (
+        TransformersPeer(API, MODELS).open(session()).stream(["THINK x", "hi", "CALL f"], finish=True)
+    )
     assert snapshots[0] == {"content": "", "reasoning_content": "from the prompt x", "tool_calls": []}
     assert snapshots[1]["content"] == "hi"
     assert final == snapshots[2] and final["tool_calls"] == [{"name": "f", "arguments": '{"a": 1}', "id": ""}]
 
 
 def test_a_region_the_template_cannot_read_ends_the_stream_with_its_refusal() -> None:
-    """feed's ValueError is the server's error: that snapshot, the rest and the final reading are the refusal."""
-    snapshots, final = TransformersPeer(API, MODELS).open(session()).stream(["hi", "{bad", "more"], finish=True)
+    """feed's ValueError ends the server's stream: that snapshot, the rest and the final are the refusal."""
+    snapshots, final = (
+        TransformersPeer(API, MODELS).open(session()).stream(["hi", "{bad", "more"], finish=True)
+    )
     refusal = {"rejected": "json parser could not parse region as JSON."}
     assert snapshots[0]["content"] == "hi" and snapshots[1:] == [refusal, refusal] and final == refusal
 

@@ -1,7 +1,7 @@
 """SGLang's parsers driven as its server drives them (`sglang/srt/entrypoints/openai/serving_chat.py`): the
-reasoning parser first, its normal text then through the tool-call parser, with the request's thinking setting,
-tool choice and reasoning options. Runs in SGLang's own environment and imports only the standard library and
-SGLang (handed in as `api`)."""
+reasoning parser first, its normal text then through the tool-call parser, with the request's thinking
+setting, tool choice and reasoning options. Runs in SGLang's own environment and imports only the standard
+library and SGLang (handed in as `api`)."""
 
 from __future__ import annotations
 
@@ -31,19 +31,23 @@ def read_choices(path: Path) -> dict[str, Choice]:
     """The `[[template]]` entries of a parsers file, by template name."""
     entries = tomllib.loads(path.read_text(encoding="utf-8"))["template"]
     return {
-        entry["name"]: Choice(entry["name"], entry.get("tool", ""), entry.get("reasoning", ""), entry["reason"])
+        entry["name"]: Choice(
+            entry["name"], entry.get("tool", ""), entry.get("reasoning", ""), entry["reason"]
+        )
         for entry in entries
     }
 
 
 def history_calls(messages: list[dict[str, Any]]) -> int:
     """The tool calls of the conversation's assistant turns (`_get_history_tool_calls_cnt`)."""
-    return sum(len(message.get("tool_calls") or []) for message in messages if message.get("role") == "assistant")
+    return sum(
+        len(message.get("tool_calls") or []) for message in messages if message.get("role") == "assistant"
+    )
 
 
 def call_id(parser: str, name: str, index: int) -> str:
-    """The id `_process_tool_call_id` gives a call: Kimi's carry the name and ordinal, others a random uuid (left
-    empty here, as no reading can agree with a random id)."""
+    """The id `_process_tool_call_id` gives a call: Kimi's carry the name and ordinal, others a random uuid
+    (left empty here, as no reading can agree with a random id)."""
     if parser == "kimi_k3":
         return f"{name}:{index}"
     if parser == "kimi_k2":
@@ -102,7 +106,9 @@ class Shown:
 
     def reading(self) -> dict[str, Any]:
         """The reading so far."""
-        return reading(self.content, self.reasoning, [dict(self.calls[index]) for index in sorted(self.calls)])
+        return reading(
+            self.content, self.reasoning, [dict(self.calls[index]) for index in sorted(self.calls)]
+        )
 
 
 class SglangReader:
@@ -120,11 +126,14 @@ class SglangReader:
             template_force, config = api.detect_reasoning_pattern(session["template_source"])
             default = api.ReasoningParser(model_type=choice.reasoning, stream_reasoning=True).detector
             self.force_reasoning = template_force or thinking_from_request(
-                choice.reasoning, config, getattr(default, "reasoning_default", None), self.request)
+                choice.reasoning, config, getattr(default, "reasoning_default", None), self.request
+            )
         self.required = self.tool_choice == "required"
         if self.parsing_calls and self.required and not self.call_parser(self.tool_choice).owns_tool_format():
-            raise Unsupported(f"SGLang reads tool_choice=required with {choice.tool} as the JSON array its own "
-                              "grammar makes the model write, not the template's format")
+            raise Unsupported(
+                f"SGLang reads tool_choice=required with {choice.tool} as the JSON array its own "
+                "grammar makes the model write, not the template's format"
+            )
 
     @property
     def parsing_calls(self) -> bool:
@@ -132,7 +141,9 @@ class SglangReader:
         if not self.choice.tool:
             return False
         if not self.tools:
-            return bool(self.api.FunctionCallParser.ToolCallParserEnum[self.choice.tool].parses_without_tools())
+            return bool(
+                self.api.FunctionCallParser.ToolCallParserEnum[self.choice.tool].parses_without_tools()
+            )
         return self.tool_choice != "none"
 
     def call_parser(self, tool_choice: str | None) -> Any:
@@ -142,18 +153,25 @@ class SglangReader:
     def reasoning_parser(self, stream_reasoning: bool) -> Any:
         """A fresh reasoning parser as the server makes one per reply."""
         return self.api.ReasoningParser(
-            model_type=self.choice.reasoning, stream_reasoning=stream_reasoning,
-            force_reasoning=self.force_reasoning, request=self.request, tool_call_parser_active=self.parsing_calls,
+            model_type=self.choice.reasoning,
+            stream_reasoning=stream_reasoning,
+            force_reasoning=self.force_reasoning,
+            request=self.request,
+            tool_call_parser_active=self.parsing_calls,
         )
 
     def answer_started(self, parser: Any) -> bool:
         """Whether a response-template reasoning parser has seen the answer begin (`_answer_started`)."""
-        return parser is not None and type(parser.detector).__name__ == "ResponseTemplateReasoningDetector" \
+        return (
+            parser is not None
+            and type(parser.detector).__name__ == "ResponseTemplateReasoningDetector"
             and bool(parser.detector.answer_started)
+        )
 
     def parse(self, text: str, partial: bool) -> dict[str, Any]:
         """A finished response: reasoning split off, then the calls read from the rest (`_build_chat_response`
-        and `_process_tool_calls`); a call parser's exception leaves the text as it was, as the server does."""
+        and `_process_tool_calls`); a call parser's exception leaves the text as it was, as the server does.
+        """
         reasoning = ""
         parser = None
         if self.choice.reasoning:
@@ -169,9 +187,14 @@ class SglangReader:
                 except Exception:  # noqa: BLE001 - the server logs any parse error and keeps the text
                     rest, items = text, []
                 text = rest
-                calls = [{"name": item.name, "arguments": item.parameters,
-                          "id": call_id(self.choice.tool, item.name, self.history + index)}
-                         for index, item in enumerate(items)]
+                calls = [
+                    {
+                        "name": item.name,
+                        "arguments": item.parameters,
+                        "id": call_id(self.choice.tool, item.name, self.history + index),
+                    }
+                    for index, item in enumerate(items)
+                ]
         return reading(text, reasoning, calls)
 
     def stream(self, chunks: list[str], finish: bool) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
@@ -225,7 +248,7 @@ def unstreamed_arguments(detector: Any) -> list[Any]:
         return []
     expected = parsed[index].get("arguments", {})
     expected = expected if isinstance(expected, str) else json_text(expected)
-    rest = expected[len(streamed[index]):] if expected.startswith(streamed[index]) else ""
+    rest = expected[len(streamed[index]) :] if expected.startswith(streamed[index]) else ""
     return [SimpleNamespace(tool_index=index, name=None, parameters=rest)] if rest else []
 
 

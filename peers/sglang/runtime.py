@@ -1,7 +1,8 @@
 """SGLang's parsers loaded in its own environment without torch: `sglang/__init__.py` imports torch, so a bare
-`sglang` package stands in for it (`sglang.srt` is a namespace package), and modules the parsers import only for
-grammars, type hints or notebooks (xgrammar, transformers, IPython) get stand-ins where they are not installed, as
-do the server-argument modules template detection imports for the server's start-up (they import torch)."""
+`sglang` package stands in for it (`sglang.srt` is a namespace package), and modules the parsers import only
+for grammars, type hints or notebooks (xgrammar, transformers, IPython) get stand-ins where they are not
+installed, as do the server-argument modules template detection imports for the server's start-up (they import
+torch)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,11 @@ def request_fields(session: dict[str, Any]) -> dict[str, Any]:
     reads one."""
     kwargs = {"enable_thinking": session["enable_thinking"], **session["chat_template_kwargs"]}
     return {
-        "model": "peer", "messages": session["messages"], "tools": session["tools"] or None,
-        "tool_choice": session["tool_choice"] or "auto", "chat_template_kwargs": kwargs,
+        "model": "peer",
+        "messages": session["messages"],
+        "tools": session["tools"] or None,
+        "tool_choice": session["tool_choice"] or "auto",
+        "chat_template_kwargs": kwargs,
         "reasoning_effort": session["chat_template_kwargs"].get("reasoning_effort"),
     }
 
@@ -66,6 +70,10 @@ def load() -> types.SimpleNamespace:
         return ChatCompletionRequest.model_validate(request_fields(session))
 
     return types.SimpleNamespace(
-        FunctionCallParser=FunctionCallParser, ReasoningParser=ReasoningParser, Tool=Tool,
-        detect_reasoning_pattern=detect_reasoning_pattern, request=request, version=metadata.version("sglang"),
+        FunctionCallParser=FunctionCallParser,
+        ReasoningParser=ReasoningParser,
+        Tool=Tool,
+        detect_reasoning_pattern=detect_reasoning_pattern,
+        request=request,
+        version=metadata.version("sglang"),
     )

@@ -1,4 +1,5 @@
-"""`peers/launch.py sglang.serve DIR`: SGLang's adapter on the JSON-lines protocol, with the parsers chosen in DIR."""
+"""`peers/launch.py sglang.serve DIR`: SGLang's adapter on the JSON-lines protocol, with the parsers chosen in
+DIR."""
 
 from __future__ import annotations
 

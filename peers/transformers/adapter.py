@@ -1,7 +1,8 @@
-"""transformers' response templates driven as `transformers serve` drives them (`transformers/cli/serving/utils.py`):
-a whole reply through `parse_assistant_message`, a stream through a `ResponseParser` whose events become content,
-reasoning and finished calls (`response_events_to_chunks`). Runs in transformers' own environment and imports only
-the standard library and transformers (handed in as `api`)."""
+"""transformers' response templates driven as `transformers serve` drives them
+(`transformers/cli/serving/utils.py`): a whole reply through `parse_assistant_message`, a stream through a
+`ResponseParser` whose events become content, reasoning and finished calls (`response_events_to_chunks`). Runs
+in transformers' own environment and imports only the standard library and transformers (handed in as `api`).
+"""
 
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ class ResponseTemplateReader:
         server's refusal."""
         try:
             content, thought, calls = self.api.parse_assistant_message(
-                self.processor, self.config, text, self.prefix, tools=self.tools)
+                self.processor, self.config, text, self.prefix, tools=self.tools
+            )
         except ValueError as error:
             return {"rejected": str(error)}
         return reading(content or "", thought or "", [call_json(call) for call in calls or []])
@@ -72,7 +74,8 @@ class ResponseTemplateReader:
     def stream(self, chunks: list[str], finish: bool) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         """The Detokenizer's items: the prefix's events first, each chunk's, then (at the finish) those of
         `finalize`, whose failure drops the tail as the server does. A region its template cannot read raises
-        from `feed`, which ends the server's stream with an error: that snapshot and the rest are the refusal."""
+        from `feed`, which ends the server's stream with an error: that snapshot and the rest are the refusal.
+        """
         parser = self.api.ResponseParser(self.template, prefix=self.prefix, tools=self.tools)
         shown = Shown()
         self.take(shown, parser.initial_events)

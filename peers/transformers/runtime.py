@@ -1,5 +1,5 @@
-"""transformers' response parsing loaded in its own environment: the engine and the serving functions that call
-it (`transformers serve`'s own, so its fallback templates and event handling are the server's)."""
+"""transformers' response parsing loaded in its own environment: the engine and the serving functions that
+call it (`transformers serve`'s own, so its fallback templates and event handling are the server's)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,12 @@ def load() -> types.SimpleNamespace:
     from transformers.utils.chat_parsing import ResponseParser, parse_response
 
     return types.SimpleNamespace(
-        parse_response=parse_response, ResponseParser=ResponseParser,
-        get_response_template=utils.get_response_template, parse_assistant_message=utils.parse_assistant_message,
-        response_events_to_chunks=utils.response_events_to_chunks, ReasoningText=utils.ReasoningText,
-        ToolCall=utils.ToolCall, version=metadata.version("transformers"),
+        parse_response=parse_response,
+        ResponseParser=ResponseParser,
+        get_response_template=utils.get_response_template,
+        parse_assistant_message=utils.parse_assistant_message,
+        response_events_to_chunks=utils.response_events_to_chunks,
+        ReasoningText=utils.ReasoningText,
+        ToolCall=utils.ToolCall,
+        version=metadata.version("transformers"),
     )

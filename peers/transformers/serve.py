@@ -1,4 +1,5 @@
-"""`peers/launch.py transformers.serve DIR`: transformers' adapter on the JSON-lines protocol, with the models in DIR."""
+"""`peers/launch.py transformers.serve DIR`: transformers' adapter on the JSON-lines protocol, with the models
+in DIR."""
 
 from __future__ import annotations
 
