@@ -26,7 +26,7 @@ COMMANDS = {
     "show": ("reports.commands.show", "print one case of a run and the command that replays it"),
     "mutate": ("reports.commands.mutate", "check which planted bugs (mutants) of a parser the sweep and gate catch"),
     "multiturn": ("reports.commands.multiturn", "check every prompt is an exact append of the last plus the reply"),
-    "peers": ("peers.command", "install peer parsers (SGLang) in their own environments and build the peer matrix"),
+    "peers": ("peers.command", "install peer parsers in environments of their own and build the peer matrix"),
 }
 
 

@@ -168,7 +168,8 @@ def paced_arguments(expected: Message, actual: Message, point: Point) -> Message
     calls = list(expected.tool_calls)
     for index, (mine, theirs) in enumerate(zip(expected.tool_calls, actual.tool_calls)):
         shown, other = mine.arguments, theirs.arguments
-        if mine.name == theirs.name and shown != other and (shown.startswith(other) or other.startswith(shown)):
+        paced = shown.startswith(other) or other.startswith(shown)
+        if mine.name == theirs.name and shown != other and paced:
             calls[index] = dataclasses.replace(mine, arguments=other)
     return with_calls(expected, calls) if calls != list(expected.tool_calls) else None
 
