@@ -27,6 +27,7 @@ COMMANDS = {
     "show": ("reports.commands.show", "print one case of a run and the command that replays it"),
     "mutate": ("reports.commands.mutate", "check which planted bugs (mutants) of a parser the sweep and gate catch"),
     "multiturn": ("reports.commands.multiturn", "check every prompt is an exact append of the last plus the reply"),
+    "peers": ("peers.command", "install peer parsers in environments of their own and build the peer matrix"),
 }
 
 
@@ -66,6 +67,10 @@ EXAMPLES = {
          "--expectations examples/hermes_parser/expectations'"),
     ],
     "multiturn": ["chatparity multiturn", "chatparity multiturn --templates 'Qwen-*' --parser none --out /tmp/mt"],
+    "peers": [
+        "chatparity peers --templates 'Qwen-Qwen3-0.6B.jinja' --out /tmp/peers",
+        "chatparity peers --peers sglang --reply-run reports/runs/quick-reply -n 2",
+    ],
 }
 
 

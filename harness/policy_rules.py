@@ -147,6 +147,33 @@ def takes_back(shown: Message, later: Message) -> bool:
     )
 
 
+def edge_whitespace(expected: Message, actual: Message, point: Point) -> Message | None:
+    """The parser trims or keeps whitespace at the start and end of content and reasoning by rules of its own
+    (a thought kept as written, the text around calls stripped); llama.cpp trims as its format says. The text
+    between the edges is the same."""
+    changes = {}
+    for name in TEXT_FIELDS:
+        mine, theirs = getattr(expected, name), getattr(actual, name)
+        if mine != theirs and mine.strip() == theirs.strip():
+            changes[name] = theirs
+    return dataclasses.replace(expected, **changes) if changes else None
+
+
+def paced_arguments(expected: Message, actual: Message, point: Point) -> Message | None:
+    """While text may still arrive, the parser streams a call's arguments in increments of its own (holding a
+    value until it parses, or showing the space after a colon early): at a snapshot, the parser's arguments of
+    the same call and llama.cpp's are each a prefix of the other, never other text."""
+    if not point.cut:
+        return None
+    calls = list(expected.tool_calls)
+    for index, (mine, theirs) in enumerate(zip(expected.tool_calls, actual.tool_calls)):
+        shown, other = mine.arguments, theirs.arguments
+        paced = shown.startswith(other) or other.startswith(shown)
+        if mine.name == theirs.name and shown != other and paced:
+            calls[index] = dataclasses.replace(mine, arguments=other)
+    return with_calls(expected, calls) if calls != list(expected.tool_calls) else None
+
+
 KEPT_STREAM = "kept_stream"
 RULES: dict[str, Rule] = {
     "held_marker_start": held_marker_start,
@@ -155,6 +182,8 @@ RULES: dict[str, Rule] = {
     "closed_arguments": closed_arguments,
     "kept_stream": kept_stream,
     "finished_text_kept": finished_text_kept,
+    "edge_whitespace": edge_whitespace,
+    "paced_arguments": paced_arguments,
 }
 
 

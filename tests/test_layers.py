@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("chatparity", "templates", "corpora", "oracle", "reply", "harness", "reports")
+PACKAGES = ("chatparity", "templates", "corpora", "oracle", "reply", "harness", "reports", "peers")
 BOTTOM = ("chatparity.model", "chatparity.compiled", "chatparity.files", "chatparity.processes")
 LAYERS = {
     "chatparity.model": 0,
@@ -23,6 +23,7 @@ LAYERS = {
     "reply": 3,
     "harness": 4,
     "reports": 5,
+    "peers": 5,
     "chatparity": 6,
 }
 

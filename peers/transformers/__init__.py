@@ -1,0 +1,1 @@
+"""transformers as a peer: `transformers serve` reading replies with its response templates."""
