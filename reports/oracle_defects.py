@@ -343,12 +343,14 @@ def marker_in_arguments(detail: str) -> bool:
 
 def plain_refusals(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The findings with a refusal after another conversation (a tool result, typed tools, …) named as in the
-    single question where the family refuses such replies there too (the conversation is then not the cause)."""
-    plain = {(item["family"], item["section"], departure({"rejected": ""}, item["expected"] or {}, ())[1])
-             for item in found if item["kind"] == "rejects the reply" and item["conversation"] in PLAIN}
+    single question where the family refuses such replies, meant as the truth says, there too (the conversation is
+    then not the cause)."""
+    plain = {(item["family"], item["section"], departure({"rejected": ""}, item["expected"], ())[1])
+             for item in found
+             if item["kind"] == "rejects the reply" and item["expected"] and item["conversation"] in PLAIN}
     for item in found:
-        if item["kind"] == "rejects the reply" and item["conversation"] not in PLAIN:
-            construct = departure({"rejected": ""}, item["expected"] or {}, ())[1]
+        if item["kind"] == "rejects the reply" and item["expected"] and item["conversation"] not in PLAIN:
+            construct = departure({"rejected": ""}, item["expected"], ())[1]
             if (item["family"], item["section"], construct) in plain:
                 item["construct"] = construct
     return found
