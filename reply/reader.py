@@ -263,7 +263,9 @@ class Reader:
         empty, checked against what a character-by-character stream showed last (read from `record` when
         given, else from `record_of`'s); where it leaves a call opening unread or reads one as content,
         against what such a stream showed from there on (from where the read stopped, or from the first
-        opening within its content); where a call's arguments are not a JSON object, with them closed."""
+        opening within its content); where a call's arguments are not a JSON object, with them closed; where
+        reasoning is left in the content (reasoning_format none) and a read without calls is not the reply itself,
+        against what a stream showed last (its partial reads may have shown the reply as it is)."""
         since = 0
         if final.empty:
             pass
@@ -274,7 +276,7 @@ class Reader:
             since = 0 if opening is None else max(opening - len(self.prefix), 0)
         elif any(not is_object(call.arguments) for call in final.tool_calls):
             return keep_promises(final, final)
-        else:
+        elif self.request.extract_reasoning or final.tool_calls or final.content == ctx.text[len(self.prefix):]:
             return final
         text = ctx.text[len(self.prefix):]
         recorded = self.record_of(text, record)
