@@ -57,7 +57,6 @@ WHOLE = (
 MAIN, ROBUSTNESS = "main", "robustness"
 WHOLE_READ, STREAM = "whole", "stream"
 GRAMMAR_KIND = "samples under a grammar that cannot write the template's reply"
-GRAMMAR_WRITES = "a reply its own grammar for the request writes"
 PLAIN = ("single", "system")
 """The conversations of one question (with or without a system prompt)."""
 UNORDERED = "arguments written in another order than llama.cpp's grammar makes a model write them"
@@ -281,11 +280,11 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
         elif truth is not None and verdict is not None and not verdict.writable and plans.in_grammar_order(row, truth):
             kind, construct = GRAMMAR_KIND, f"{verdict.verdict} a reply of {truth_shape(truth)}"
         elif truth is None and "rejected" in oracle and grammar_writes_all(row["reply"], verdict, row["template"]):
-            kind, construct = "rejects the reply", GRAMMAR_WRITES
+            kind, construct = "rejects the reply", "a reply with calls"
         if not kind:
             continue
         why = UNORDERED if unordered(row, truth, plans) else ""
-        if not why and truth is None and construct != GRAMMAR_WRITES and \
+        if not why and truth is None and "rejected" not in oracle and \
                 not row["oracle_structure_detail"].startswith(f"{ALWAYS_LLAMA_CPPS}:"):
             why = MODELS_OWN
         if not why and verdict is not None and not verdict.writable and python_text_values(row["reply"], truth):
@@ -494,8 +493,8 @@ def grouped(findings: list[dict[str, Any]], run: Run, plans: Plans) -> pd.DataFr
             "expected": shown["expected"], "actual": shown["actual"], "defect": shown["defect"],
             "grammar": shown["grammar"], "writable": None if verdict is None else verdict.writable,
             "request": request, "bos": entry.bos if entry else "", "eos": entry.eos if entry else "",
-            "upstream": next((status for status in (upstream_status(family, key[3]) for family in families)
-                              if not status.startswith(NOT_CHECKED)), upstream_status(families[0], key[3])),
+            "upstream": next((status for status in (upstream_status(family, key[3], key[4]) for family in families)
+                              if not status.startswith(NOT_CHECKED)), upstream_status(families[0], key[3], key[4])),
         })
     table = pd.DataFrame(entries)
     table["_part"] = [(section == ROBUSTNESS, part == STREAM) for part, section in zip(table["part"], table["section"])]
