@@ -10,6 +10,7 @@ from typing import Any
 
 from chatparity.model import Message, Reply, ToolMode
 from corpora.conversations import CALL_IDS, call
+from corpora.partials import CLOSING_TAG
 from corpora.roundtrip import truth_of
 from corpora.skips import Skip
 from corpora.thinking_shapes import CONTENT
@@ -35,7 +36,7 @@ OPENAI_TYPE_FIELD = '"type": "function", '
 BARE_INTEGER = re.compile(r"(?<=[>=])(\s*)4(?=\s*[<,)])")
 CALLING_MODES = (ToolMode.AUTO, ToolMode.REQUIRED, ToolMode.PARALLEL)
 TAG_PATTERN = re.compile(r"<[^<>\s]{1,40}>|\[[A-Z_]{3,}\]|<[A-Za-z_:]{2,30}(?=[\s=])")
-CLOSING_PATTERN = re.compile(r"</[^<>\s]{1,40}>")
+SPACE_BEFORE_CLOSING = " \n"
 CALL_ID_FIELD = re.compile(r'("(?:tool_call_)?id"\s*:\s*)"[^"]*"')
 NUMERIC_ID = "123456789"
 KEY_COLON = re.compile(r'("|(?<=[{,])[A-Za-z_]\w*):(?=[^\s/])')
@@ -76,6 +77,7 @@ class CallShape(str, Enum):
     FOREIGN_THINK_TAGS = "thought_in_tags_the_template_lacks"
     MISSING_LAST_BRACE = "call_missing_its_last_brace"
     NUMERIC_CALL_ID = "call_id_written_as_a_number"
+    SPACED_CLOSING = "whitespace_before_closing_tag"
 
 
 QUICK_SHAPES = (
@@ -104,6 +106,7 @@ QUICK_SHAPES = (
     CallShape.FOREIGN_THINK_TAGS,
     CallShape.MISSING_LAST_BRACE,
     CallShape.NUMERIC_CALL_ID,
+    CallShape.SPACED_CLOSING,
 )
 
 
@@ -143,7 +146,7 @@ TRUTH_SHAPES = {
     CallShape.CJK_ESCAPES: CALLING_MODES,
     CallShape.EXTRA_PARAMETER: CALLING_MODES,
 }
-COMPOSED_TRUTH_SHAPES = (CallShape.TEXT_AFTER, CallShape.UNWRAPPED_VALUES)
+COMPOSED_TRUTH_SHAPES = (CallShape.TEXT_AFTER, CallShape.UNWRAPPED_VALUES, CallShape.SPACED_CLOSING)
 EXEMPT_CHECKS = {
     CallShape.UNKNOWN_NAME: ("arguments_schema",),
     CallShape.TWO_CALLS_ONE_UNKNOWN: ("arguments_schema",),
@@ -345,7 +348,7 @@ def break_arguments(body: str, value: str, markers: tuple[str, ...]) -> str | No
     if body[end:end + 1] == '"':
         return body[:end] + body[end + 1:]
     closers = [(body.find(m, end), m) for m in markers if m and body.find(m, end) >= 0]
-    closers += [(match.start(), match.group()) for match in CLOSING_PATTERN.finditer(body, end)]
+    closers += [(match.start(), match.group()) for match in CLOSING_TAG.finditer(body, end)]
     if not closers:
         return None
     where, closer = min(closers)
@@ -461,6 +464,11 @@ def composed(frame: CallFrame, shape: CallShape, split: CallText) -> str | Skip:
         if frame.think_start:
             return Skip(ORIGIN, shape.value, "the template has thinking tags of its own")
         return f"{FOREIGN_THINK_START}\n{THOUGHT_PREFIX}{FOREIGN_THINK_END}\n\n{head}{body}"
+    if shape is CallShape.SPACED_CLOSING:
+        tags = list(CLOSING_TAG.finditer(body))
+        if not tags:
+            return Skip(ORIGIN, shape.value, "the written call has no closing tag")
+        return head + body[:tags[-1].start()] + SPACE_BEFORE_CLOSING + body[tags[-1].start():]
     if shape is CallShape.MISSING_LAST_BRACE:
         last = body.rfind("}")
         if last < 0:
@@ -481,11 +489,11 @@ def truth_for(frame: CallFrame, shape: CallShape, written: Written) -> Message |
 def composed_truth(frame: CallFrame, shape: CallShape, one: Written) -> Message | None:
     """The truth of a composed shape whose meaning is certain: a call followed by text means that call, with
     the text as content (so a reader that drops the call or the text shows against the truth); a call whose
-    values lack the template's wrapping newlines means the same call."""
+    values lack the template's wrapping newlines, or whose closing tag follows whitespace, means the same call."""
     if shape not in COMPOSED_TRUTH_SHAPES or one.hand or frame.mode not in CALLING_MODES:
         return None
     meant = truth_of(one.message, one.text or "")
-    if shape is CallShape.UNWRAPPED_VALUES:
+    if shape is not CallShape.TEXT_AFTER:
         return meant
     return replace(meant, content=(meant.content + AFTER).strip())
 

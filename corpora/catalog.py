@@ -30,6 +30,7 @@ class Budget:
 
 QUICK_CALL_CUTS = (CutPoint.IN_CALL_MARKER, CutPoint.AFTER_CALL_MARKER, CutPoint.IN_NAME, CutPoint.IN_ARGUMENTS)
 QUICK_THOUGHT_CUTS = (CutPoint.IN_MARKER, CutPoint.IN_THOUGHT)
+QUICK_CLOSING_CUTS = (CutPoint.IN_SPACE_BEFORE_CLOSING, CutPoint.IN_CLOSING)
 BUDGETS = {
     Profile.QUICK: Budget(thinking_shapes.QUICK_SHAPES, call_shapes.QUICK_SHAPES, False, 2),
     Profile.FULL: Budget(tuple(ThinkingShape), tuple(CallShape), True, 16),
@@ -89,18 +90,21 @@ def landmarks(planned: PlannedSession, found: list[Reply]) -> Landmarks:
 
 def partial_sources(found: list[Reply], budget: Budget) -> list[tuple[Reply, tuple[CutPoint, ...]]]:
     """The finished replies a profile cuts and where: every reply at every point, or in quick one round-trip
-    call at its call marker, name and arguments, one leading thought inside its marker and its thought, and one
-    call with broken arguments past its first argument value (inside the broken call)."""
+    call at its call marker, name and arguments, one leading thought inside its marker and its thought, one
+    call with broken arguments past its first argument value (inside the broken call), and one call with
+    whitespace before its closing tag inside that whitespace and inside the tag."""
     finished = [reply for reply in found if not reply.partial]
     if budget.all_partial_sources:
         return [(reply, tuple(CutPoint)) for reply in finished]
     with_call = [r for r in finished if r.origin == roundtrip.ORIGIN and r.truth and r.truth.tool_calls]
     thought = [r for r in finished if r.shape == ThinkingShape.LEADING_THOUGHT.value]
     broken = [r for r in finished if r.shape == CallShape.MALFORMED_ARGUMENTS.value]
+    spaced = [r for r in finished if r.shape == CallShape.SPACED_CLOSING.value]
     return (
         [(r, QUICK_CALL_CUTS) for r in with_call[:1]]
         + [(r, QUICK_THOUGHT_CUTS) for r in thought[:1]]
         + [(r, (CutPoint.PAST_ARGUMENT,)) for r in broken[:1]]
+        + [(r, QUICK_CLOSING_CUTS) for r in spaced[:1]]
     )
 
 

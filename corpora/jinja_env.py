@@ -38,6 +38,19 @@ class GenerationTag(Extension):
         return caller()
 
 
+class JoinedUndefined(jinja2.Undefined):
+    """An undefined variable joined to a string with `+` is the string, as llama.cpp's engine joins it (FireFunction
+    v2 adds the `functions` it never sets to its system prompt)."""
+
+    def __add__(self, other: Any) -> Any:
+        """`undefined + text` is the text."""
+        return other if isinstance(other, str) else self._fail_with_undefined_error()
+
+    def __radd__(self, other: Any) -> Any:
+        """`text + undefined` is the text."""
+        return other if isinstance(other, str) else self._fail_with_undefined_error()
+
+
 class TemplateRaised(Exception):
     """The template called raise_exception(message)."""
 
@@ -93,12 +106,14 @@ def strftime_now(fmt: str) -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> SandboxedEnvironment:
-    """The HF-like environment; sandboxed but mutable, as llama.cpp lets Kimi's templates append to lists; not
-    optimized (constant folding costs more when compiling a template than it saves in its few renders)."""
+    """The HF-like environment; sandboxed but mutable, as llama.cpp lets Kimi's templates append to lists, with
+    undefined variables joined to strings as llama.cpp joins them; not optimized (constant folding costs more
+    when compiling a template than it saves in its few renders)."""
     env = SandboxedEnvironment(
         optimized=False,
         trim_blocks=True,
         lstrip_blocks=True,
+        undefined=JoinedUndefined,
         extensions=[GenerationTag, loopcontrols],
     )
     env.filters["tojson"] = tojson

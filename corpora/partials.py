@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
 from chatparity.model import Reply
 
 ORIGIN = "partial"
+CLOSING_TAG = re.compile(r"</[^<>\s]{1,40}>")
 
 
 class CutPoint(str, Enum):
@@ -21,6 +23,8 @@ class CutPoint(str, Enum):
     IN_NAME = "in_call_name"
     IN_ARGUMENTS = "in_arguments"
     PAST_ARGUMENT = "past_argument_value"
+    IN_SPACE_BEFORE_CLOSING = "in_whitespace_before_closing_tag"
+    IN_CLOSING = "in_closing_tag_after_whitespace"
 
 
 MEANT_AT = {CutPoint.IN_THOUGHT: ("unclosed_think",), CutPoint.IN_ARGUMENTS: ("cut_off",)}
@@ -81,7 +85,21 @@ def cut_points(text: str, marks: Landmarks) -> list[tuple[CutPoint, int]]:
             points.append((CutPoint.IN_ARGUMENTS, middle(*value)))
             end = value[0] + len(value[1])
             points.append((CutPoint.PAST_ARGUMENT, end + (len(text) - end) // 2))
+            points += spaced_closing(text, end)
     return [(point, offset) for point, offset in points if 0 < offset < len(text)]
+
+
+def spaced_closing(text: str, start: int) -> list[tuple[CutPoint, int]]:
+    """Cuts inside the whitespace before the reply's last closing tag past `start` (after its first character)
+    and inside that tag; none where no whitespace comes before it."""
+    tags = list(CLOSING_TAG.finditer(text, start))
+    if not tags:
+        return []
+    tag = tags[-1]
+    space = len(text[:tag.start()].rstrip())
+    if space == tag.start():
+        return []
+    return [(CutPoint.IN_SPACE_BEFORE_CLOSING, space + 1), (CutPoint.IN_CLOSING, middle(tag.start(), tag.group()))]
 
 
 def partial_replies(sources: list[tuple[Reply, tuple[CutPoint, ...]]], marks: Landmarks) -> list[Reply]:

@@ -250,5 +250,43 @@ MEAL_ORDER = {
 $ref, a string under an anyOf of two strings, a string behind an allOf-wrapped reference to an enum of a
 string and a number, and a tuple written as a list of item schemas; the required parameters first."""
 
-SWEEP_TOOLS: tuple[dict[str, Any], ...] = (*STANDARD_TOOLS, BOOK_TRIP, ORDER_MEAL)
+CHECK_IN = _function(
+    "check_in",
+    "Check a guest in, with schemas that name no type but a keyword of one.",
+    {
+        "voucher": {"maxLength": 6, "description": "A voucher code: a length bound, no type."},
+        "email": {"pattern": "^[^@]+@[^@]+$", "description": "A pattern, no type."},
+        "arrival": {"format": "date", "description": "A date format, no type."},
+        "website": {"format": "uri", "description": "A format llama.cpp does not know, no type: any value."},
+        "room": {"enum": [101, 102], "description": "An enum of numbers, no type."},
+        "floor": {"const": 3},
+        "badge": {"type": "string", "nullable": True, "description": "OpenAPI's nullable, which JSON schema lacks."},
+        "note": {"anyOf": [{"minLength": 1}, {"type": "null"}], "description": "A bounded string or null."},
+        "extras": {"allOf": [{"maxLength": 20}, {"pattern": "^[a-z ]*$"}], "description": "Two string bounds."},
+        "stay": {"type": ["integer", "string"], "description": "Nights, or a text such as 'two'."},
+    },
+    ["voucher", "email"],
+)
+
+GUEST = {
+    "voucher": "AB12CD",
+    "email": "ana@example.org",
+    "arrival": "2027-01-10",
+    "room": 101,
+    "floor": 3,
+    "badge": "B-7",
+    "note": "late arrival",
+    "extras": "crib",
+    "stay": "two",
+}
+"""Arguments of check_in, each under a schema with no type (or OpenAPI's nullable beside one): raw text a
+parameter-tag template writes without JSON quotes (a code of letters and digits, an address, a date), a number
+from an enum and a const, text under a nullable string, an anyOf of a bound and null and an allOf of two bounds,
+and text where a type list allows an integer first; in schema order."""
+
+GUEST_SITE = {"voucher": "AB12CD", "email": "ana@example.org", "website": "https://example.org/ana"}
+"""Arguments of check_in with an address under a format llama.cpp does not know and no type: any JSON value, so
+raw text a parameter-tag template writes is refused there, as llama.cpp refuses it."""
+
+SWEEP_TOOLS: tuple[dict[str, Any], ...] = (*STANDARD_TOOLS, BOOK_TRIP, ORDER_MEAL, CHECK_IN)
 """The tools of a typed-tools session: the standard set and tools whose schemas vary as real APIs' do."""

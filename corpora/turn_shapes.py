@@ -8,6 +8,8 @@ from typing import Any
 from chatparity.model import ToolMode
 from corpora.conversations import call
 from corpora.tools import (
+    GUEST,
+    GUEST_SITE,
     MEAL_ORDER,
     PREFIXED_TRIP,
     STRICT_TRIP,
@@ -85,4 +87,6 @@ TURN_SHAPES: tuple[TurnShape, ...] = (
     TurnShape("tuple_schema_call", _assistant(calls=[call("book_trip", TUPLE_TRIP)]), CALL_MODES),
     TurnShape("typeless_schemas_call", _assistant(calls=[call("book_trip", TYPELESS_TRIP)]), CALL_MODES),
     TurnShape("prefixed_name_call", _assistant(calls=[call("book_trip", PREFIXED_TRIP)]), CALL_MODES),
+    TurnShape("typeless_bounds_call", _assistant(calls=[call("check_in", GUEST)]), CALL_MODES),
+    TurnShape("unknown_format_call", _assistant(calls=[call("check_in", GUEST_SITE)]), CALL_MODES),
 )

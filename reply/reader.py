@@ -392,13 +392,15 @@ def hold_back(message: Message, text: str, markers: tuple[str, ...], scans: list
 def keep_promises(final: Message, shown: Message) -> Message:
     """The finished message that keeps the stream's promises: the finished read when it adds to what was shown
     and its calls' arguments are JSON objects; else the one of the two that adds to the other (what was shown
-    when the read drops a call), each call's arguments closed into a JSON object and bad_args reported."""
+    when the read drops a call), each call's arguments closed into a JSON object (bad_args reported where one
+    was not)."""
     grows = extends(shown, final)
     if grows and all(is_object(call.arguments) for call in final.tool_calls):
         return final
     base = final if grows else shown
     calls = tuple(ToolCall(call.name, closed_arguments(call.arguments), call.id) for call in base.tool_calls)
-    problems = set(final.problems) | ({Problem.BAD_ARGS} if calls else set())
+    closed = any(not is_object(call.arguments) for call in base.tool_calls)
+    problems = set(final.problems) | ({Problem.BAD_ARGS} if closed else set())
     if calls:
         problems.discard(Problem.NO_ACTION)
     return Message(base.reasoning_content, base.content, calls, tuple(p for p in Problem if p in problems))

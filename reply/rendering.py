@@ -29,6 +29,19 @@ class GenerationTag(Extension):
         return jinja2.nodes.Scope(body, lineno=lineno)
 
 
+class JoinedUndefined(jinja2.Undefined):
+    """An undefined variable joined to a string with `+` is the string, as llama.cpp's engine joins it (FireFunction
+    v2 adds the `functions` it never sets to its system prompt)."""
+
+    def __add__(self, other: Any) -> Any:
+        """`undefined + text` is the text."""
+        return other if isinstance(other, str) else self._fail_with_undefined_error()
+
+    def __radd__(self, other: Any) -> Any:
+        """`text + undefined` is the text."""
+        return other if isinstance(other, str) else self._fail_with_undefined_error()
+
+
 def _tojson(value: Any, indent: int | None = None, ensure_ascii: bool = False, sort_keys: bool = False) -> str:
     return json.dumps(_plain(value), ensure_ascii=ensure_ascii, indent=indent, sort_keys=sort_keys)
 
@@ -47,8 +60,9 @@ def _raise(message: str) -> None:
 
 @lru_cache(maxsize=1)
 def _environment() -> ImmutableSandboxedEnvironment:
-    """The environment every template renders in: an immutable sandbox with tojson and raise_exception."""
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+    """The environment every template renders in: an immutable sandbox with tojson, raise_exception and undefined
+    variables joined to strings as llama.cpp joins them."""
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, undefined=JoinedUndefined,
                                         extensions=[loopcontrols, GenerationTag])
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise

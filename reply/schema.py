@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 ALL_TYPES = frozenset({"null", "boolean", "number", "integer", "string", "array", "object"})
+FORMATS = frozenset({"date", "time", "date-time", "uuid", "uuid1", "uuid2", "uuid3", "uuid4", "uuid5"})
+"""The string formats llama.cpp knows (get_format): a schema without a type that names one is a string's."""
 
 
 def _json_type(value: Any) -> str:
@@ -72,7 +74,7 @@ def value_types(schema: Any, root: dict[str, Any], seen: frozenset[int] = frozen
             return _all_of(schema["allOf"], root, seen)
         if "items" in schema or "prefixItems" in schema:
             return frozenset({"array"})
-        if any(k in schema for k in ("pattern", "minLength", "maxLength", "format")):
+        if any(k in schema for k in ("pattern", "minLength", "maxLength")) or schema.get("format") in FORMATS:
             return frozenset({"string"})
         return ALL_TYPES
     if kind in ("object", "string") and "allOf" in schema and not (kind == "object" and has_properties):

@@ -16,7 +16,7 @@ from reply.rendering import render
 from reply.syntaxes import registered
 from templates.index import load_index
 
-JINJA2_RENDER_FAILS = ("CohereForAI-c4ai-command-r-plus-tool_use.jinja", "fireworks-ai-llama-3-firefunction-v2.jinja")
+JINJA2_RENDER_FAILS = ("CohereForAI-c4ai-command-r-plus-tool_use.jinja",)
 
 
 def syntax_templates() -> dict[str, tuple[str, ...]]:

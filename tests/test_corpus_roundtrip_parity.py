@@ -40,9 +40,7 @@ def test_parity_verdicts_against_the_oracle(oracle: Any) -> None:
     assert verdict.startswith("differs@")
     offset = int(verdict.split("@")[1])
     assert functionary.session.prompt[offset:].startswith("&#34;")
-    assert parity(oracle, first("fireworks-ai-llama-3-firefunction-v2.jinja", "think/auto")).startswith(
-        "jinja2_fails: UndefinedError: 'functions' is undefined"
-    )
+    assert parity(oracle, first("fireworks-ai-llama-3-firefunction-v2.jinja", "think/auto")) == "equal"
     assert parity(oracle, first("CohereForAI-c4ai-command-r-plus-tool_use.jinja", "think/auto")).startswith(
         "both_fail: jinja2: UndefinedError"
     )

@@ -86,10 +86,10 @@ def test_unreadable_turns_carry_their_reason() -> None:
     assert smol.text is None and "does not write the turn's tool calls" in smol.reason
     apertus = render_turn(session("Apertus-8B-Instruct.jinja", "think/auto"), SHAPES["reasoning_content"])
     assert apertus.text is None and "drops the reasoning" in apertus.reason
-    firefunction = render_turn(
-        session("fireworks-ai-llama-3-firefunction-v2.jinja", "think/auto"), SHAPES["content"]
+    command_r_plus = render_turn(
+        session("CohereForAI-c4ai-command-r-plus-tool_use.jinja", "think/auto"), SHAPES["content"]
     )
-    assert firefunction.text is None and firefunction.reason.startswith("jinja2 cannot render the session")
+    assert command_r_plus.text is None and command_r_plus.reason.startswith("jinja2 cannot render the session")
 
 
 def test_replies_fit_the_mode_and_carry_truth() -> None:

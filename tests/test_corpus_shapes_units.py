@@ -148,7 +148,7 @@ def test_call_shapes_compose_and_corrupt_the_written_call() -> None:
     after = shapes["text_after_call"].truth
     assert after is not None and after.content == "I will report back once I have it."
     assert [call.name for call in after.tool_calls] == ["get_weather"]
-    assert all(reply.truth is None for reply in replies if reply.shape not in {"empty_arguments", "text_after_call"})
+    assert all(reply.truth is None for reply in replies if reply.shape not in {"empty_arguments", "text_after_call", "whitespace_before_closing_tag"})
     prose = shapes["prose_before_call"]
     assert prose.text == f"{PROSE}\n{HERMES_CALL}" and prose.truth is None and "the template failed" in prose.note
     reasons = {skip.shape: skip.reason for skip in skips}
@@ -221,13 +221,31 @@ def test_cut_points_inside_and_after_the_call_marker() -> None:
     assert text[:points[CutPoint.AFTER_CALL_MARKER]].endswith("</think>\n\n<tool_call>")
 
 
+def test_cut_points_inside_the_whitespace_before_the_closing_tag_and_inside_the_tag() -> None:
+    text = HERMES_CALL.replace("\n</tool_call>", " \n</tool_call>")
+    points = dict(cut_points(text, MARKS))
+    assert text[:points[CutPoint.IN_SPACE_BEFORE_CLOSING]].endswith("4}} ")
+    assert text[:points[CutPoint.IN_CLOSING]].endswith("4}} \n</tool")
+    assert CutPoint.IN_SPACE_BEFORE_CLOSING not in dict(cut_points(HERMES_CALL.replace("\n</", "</"), MARKS))
+
+
+def test_whitespace_before_the_closing_tag_means_the_same_call() -> None:
+    replies, _ = call_replies(hermes_frame(ToolMode.AUTO), (CallShape.SPACED_CLOSING,))
+    assert [reply.text for reply in replies] == [HERMES_CALL.replace("\n</tool_call>", "\n \n</tool_call>")]
+    assert replies[0].truth is not None and [call.name for call in replies[0].truth.tool_calls] == ["get_weather"]
+    frame = CallFrame(tools(), ToolMode.AUTO, {Turn.ONE_CALL: Written({}, "[TOOL_CALLS]get_weather{}")}, ())
+    assert [skip.reason for skip in call_replies(frame, (CallShape.SPACED_CLOSING,))[1]] == [
+        "the written call has no closing tag"]
+
+
 def test_partial_replies_are_flagged_and_named_for_their_cut() -> None:
     source = Reply(HERMES_CALL, False, "toolcall", "text_after_call")
     cuts = partial_replies([(source, tuple(CutPoint))], MARKS)
     assert {reply.shape for reply in cuts} == {
         "toolcall:text_after_call@in_marker", "toolcall:text_after_call@after_marker",
         "toolcall:text_after_call@in_call_name", "toolcall:text_after_call@in_arguments",
-        "toolcall:text_after_call@past_argument_value"}
+        "toolcall:text_after_call@past_argument_value", "toolcall:text_after_call@in_whitespace_before_closing_tag",
+        "toolcall:text_after_call@in_closing_tag_after_whitespace"}
     assert all(reply.partial and HERMES_CALL.startswith(reply.text) and reply.text for reply in cuts)
     meant = {reply.shape.rsplit("@", 1)[1]: reply.meant_problems for reply in cuts}
     assert meant["in_arguments"] == ("cut_off",) and meant["in_call_name"] == meant["after_marker"] == ()

@@ -24,6 +24,7 @@ QWEN_LIKE = """{%- for m in messages %}<|im_start|>{{ m.role }}
 </tool_call>{%- endfor %}{%- endif %}
 {%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant
 {%- endif %}"""
+PUBLIC = ("Message", "Problem", "Reader", "Rejected", "RenderFailed", "Stream", "ToolCall", "Unsupported", "open")
 
 
 @dataclass
@@ -48,6 +49,12 @@ def test_each_template_gets_its_syntax(syntax: str, template: str) -> None:
     entry = load_index()[template]
     found = reply.open(FakeSession(template_source(template, "0.3.36"), entry.bos, entry.eos))
     assert found.syntax.name == syntax
+
+
+def test_a_star_import_takes_every_public_name() -> None:
+    """`from reply import *` takes the library's public names (`__all__`), each one the package defines."""
+    assert sorted(reply.__all__) == sorted(PUBLIC)
+    assert all(hasattr(reply, name) for name in reply.__all__)
 
 
 def test_a_template_whose_syntax_is_missing_is_unsupported(monkeypatch: pytest.MonkeyPatch) -> None:

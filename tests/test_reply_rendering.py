@@ -3,6 +3,9 @@ arguments that JSON writes alike but a template tells apart."""
 
 from __future__ import annotations
 
+import jinja2
+import pytest
+
 from reply.rendering import generation_prompt
 from reply.template import template_of
 
@@ -34,3 +37,11 @@ def test_values_json_cannot_write_still_render() -> None:
 def test_one_template_per_source_and_special_tokens() -> None:
     assert template_of(KEY_TYPES, "<s>", "</s>") is template_of(KEY_TYPES, "<s>", "</s>")
     assert template_of(KEY_TYPES, "<s>", "</s>") is not template_of(KEY_TYPES, "", "</s>")
+
+
+def test_an_undefined_variable_joins_a_string_as_llama_cpp_joins_it() -> None:
+    """`text + undefined` and `undefined + text` are the text; any other use of it still fails."""
+    joined = "{% if add_generation_prompt %}{{ 'a' + missing }}|{{ missing + 'b' }}{% endif %}"
+    assert generation_prompt(joined, bos="", eos="", messages=USER, tools=[], enable_thinking=False) == "a|b"
+    with pytest.raises(jinja2.UndefinedError):
+        generation_prompt("{{ missing + 1 }}", bos="", eos="", messages=USER, tools=[], enable_thinking=False)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import reply
-from reply.schema import may_be_string, value_types
+from reply.schema import ALL_TYPES, may_be_string, value_types
 from tests.reply_oracle_compare import conform
 from tests.reply_support import session
 
@@ -62,3 +62,12 @@ def test_schema_questions() -> None:
     assert not may_be_string({"const": 3}, root)
     assert may_be_string({"anyOf": [{"type": "integer"}, {"type": "string"}]}, root)
     assert not may_be_string({}, root)
+
+
+def test_a_schema_without_a_type_is_a_string_by_llama_cpp_string_keywords() -> None:
+    """A length bound, a pattern or a format llama.cpp knows makes an untyped schema a string's; a format it
+    does not know leaves any value."""
+    root: dict[str, object] = {}
+    for keyword in ({"minLength": 1}, {"maxLength": 6}, {"pattern": "^a"}, {"format": "date"}, {"format": "uuid4"}):
+        assert value_types(keyword, root) == {"string"} and may_be_string(keyword, root), keyword
+    assert value_types({"format": "uri"}, root) == ALL_TYPES and not may_be_string({"format": "uri"}, root)

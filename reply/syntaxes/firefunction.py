@@ -1,6 +1,5 @@
 """FireFunction v2 calls read by the autoparser: ` functools[{"name": …, "arguments": {…}}, …]`, a JSON list
-after the word with no closing marker. jinja2 cannot render the template ('functions' is undefined), so a
-session opens as RenderFailed."""
+after the word with no closing marker."""
 
 from __future__ import annotations
 

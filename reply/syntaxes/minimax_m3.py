@@ -27,7 +27,7 @@ from reply.chat import (
 )
 from reply.peg import Node, Parser
 from reply.request import Request
-from reply.schema import may_be_string
+from reply.schema import FORMATS, may_be_string
 from reply.syntaxes import Syntax
 from reply.template import Template
 
@@ -74,7 +74,7 @@ def schema_kind(schema: Any) -> str:
             return "all_of"
         if "items" in schema or "prefixItems" in schema:
             return _array_kind(schema)
-        if any(k in schema for k in ("pattern", "minLength", "maxLength", "format")):
+        if any(k in schema for k in ("pattern", "minLength", "maxLength")) or schema.get("format") in FORMATS:
             return "string"
         return "any"
     if kind == "object":
