@@ -320,10 +320,12 @@ class Case:
 
 
 class Profile(str, Enum):
-    """How much a sweep runs: `quick` (every template, fewer modes, replies and chunkings) or `full`."""
+    """How much a sweep runs: `quick` (every template, fewer modes, replies and chunkings), `full`, or `server`
+    (quick's sessions and replies at the chunkings a server's token stream can be judged at)."""
 
     QUICK = "quick"
     FULL = "full"
+    SERVER = "server"
 
 
 def profile_named(name: str) -> Profile:

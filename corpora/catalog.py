@@ -34,6 +34,7 @@ QUICK_THOUGHT_CUTS = (CutPoint.IN_MARKER, CutPoint.IN_THOUGHT)
 BUDGETS = {
     Profile.QUICK: Budget(thinking_shapes.QUICK_SHAPES, call_shapes.QUICK_SHAPES, False, 2),
     Profile.FULL: Budget(tuple(ThinkingShape), tuple(CallShape), True, 16),
+    Profile.SERVER: Budget(thinking_shapes.QUICK_SHAPES, call_shapes.QUICK_SHAPES, False, 2),
 }
 
 

@@ -23,22 +23,23 @@ def chat_body(placement: Placement, partial: bool) -> dict[str, Any]:
     return {**placement.body, "max_tokens": max(1, limit), "verbose": True, "return_tokens": True}
 
 
-def cause_of(session: Session, ids: Sequence[int], tokens: Sequence[int], raw: str, reply: str) -> Cause | None:
-    """Why the generated `tokens` and raw text are not the reply's (None when they are)."""
+def cause_of(tools: bool, ids: Sequence[int], tokens: Sequence[int], raw: str, reply: str) -> Cause | None:
+    """Why the generated `tokens` and raw text are not the reply's (None when they are); `tools`: whether the
+    request offered tools (so a grammar constrained the text)."""
     if list(tokens[: len(ids)]) == list(ids) and raw == reply:
         return None
     if list(tokens[: len(ids)]) == list(ids):
         return Cause.SPECIAL
     if list(ids[: len(tokens)]) == list(tokens) and len(tokens) < len(ids):
         return Cause.SPECIAL
-    return Cause.GRAMMAR if session.tools else Cause.OTHER
+    return Cause.GRAMMAR if tools else Cause.OTHER
 
 
 def check_written(session: Session, placement: Placement, reply: str, verbose: dict[str, Any]) -> None:
     """NotWritten when the server's generated ids (`return_tokens`) or raw text (`verbose`) are not the reply."""
     tokens = [int(token) for token in verbose.get("tokens") or ()]
     raw = str(verbose.get("content", ""))
-    cause = cause_of(session, placement.reply_ids, tokens, raw, reply)
+    cause = cause_of(bool(session.tools), placement.reply_ids, tokens, raw, reply)
     if cause is not None:
         raise not_written(cause, f"the server wrote {raw[:200]!r}")
 

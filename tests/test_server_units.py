@@ -3,16 +3,21 @@ SSE deltas, and mapping the stream's states onto chunk ends."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from chatparity.model import Message, ToolCall
+from harness import sweep_command
 from harness.parser_specs import ParserKind, parser_spec
 from harness.server_client import Merged
 from harness.server_reads import cause_of, stream_snapshots, token_ends
 from harness.server_tape import Cause, last_run
 from harness.server_vocabs import Fidelity, template_vocab, token_type
 from harness.sweep_command import server_chunkings
+from oracle import server_build
+from oracle.build import BuildError
 from oracle.tape import CONTROL, DISTANCE, FREQ_BASE, USER_DEFINED, WIDTH, attention_gap, weights
 from templates.index import load_index
 
@@ -88,17 +93,11 @@ def test_the_last_run_of_the_reply_in_the_prompt() -> None:
 
 
 def test_what_the_server_wrote_decides_the_cause() -> None:
-    class Tools:
-        tools = [{"type": "function"}]
-
-    class NoTools:
-        tools: list[object] = []
-
-    assert cause_of(Tools(), [1, 2, 3], [1, 2, 3, 9], "abc", "abc") is None  # type: ignore[arg-type]
-    assert cause_of(Tools(), [1, 2, 3], [1, 2, 3], "ac", "abc") is Cause.SPECIAL  # type: ignore[arg-type]
-    assert cause_of(NoTools(), [1, 2, 3], [1, 2], "ab", "abc") is Cause.SPECIAL  # type: ignore[arg-type]
-    assert cause_of(Tools(), [1, 2, 3], [1, 5, 6, 7], "a??", "abc") is Cause.GRAMMAR  # type: ignore[arg-type]
-    assert cause_of(NoTools(), [1, 2, 3], [1, 5, 6], "a??", "abc") is Cause.OTHER  # type: ignore[arg-type]
+    assert cause_of(True, [1, 2, 3], [1, 2, 3, 9], "abc", "abc") is None
+    assert cause_of(True, [1, 2, 3], [1, 2, 3], "ac", "abc") is Cause.SPECIAL
+    assert cause_of(False, [1, 2, 3], [1, 2], "ab", "abc") is Cause.SPECIAL
+    assert cause_of(True, [1, 2, 3], [1, 5, 6, 7], "a??", "abc") is Cause.GRAMMAR
+    assert cause_of(False, [1, 2, 3], [1, 5, 6], "a??", "abc") is Cause.OTHER
 
 
 def test_token_ends_count_code_points_and_wait_for_whole_characters() -> None:
@@ -146,3 +145,21 @@ def test_llama_server_specs_and_their_chunkings(tmp_path: object) -> None:
     with pytest.raises(ValueError, match="not an executable"):
         parser_spec("llama-server:/no/such/binary")
     assert server_chunkings("quick") == ("whole", "tokens", "special", "tokens:4:1")
+
+
+def test_a_failed_server_build_is_one_line_and_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_tools() -> None:
+        raise BuildError("building the llama.cpp oracle needs cmake (apt install cmake, or pip install cmake)")
+
+    monkeypatch.setattr(server_build, "build_dir", lambda version=None: tmp_path / "build")
+    monkeypatch.setattr(server_build, "server_path", lambda version=None: tmp_path / "build" / "bin" / "llama-server")
+    monkeypatch.setattr(server_build, "find_tools", no_tools)
+    monkeypatch.setattr(sweep_command, "build_oracles", lambda config: None)
+    status = sweep_command.main(["--parser", "llama-server", "--templates", "Qwen-Qwen3-0.6B*",
+                                 "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == sweep_command.SERVER_BUILD_FAILED == 3
+    assert len(err) == 1 and "llama-server could not be built" in err[0] and "needs cmake" in err[0]
+    assert (tmp_path / "build" / "build-error.log").read_text().startswith("building the llama.cpp oracle")
