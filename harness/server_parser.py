@@ -27,11 +27,11 @@ from harness import server_client
 from harness.chunkings import boundaries
 from harness.server_client import HttpError, Merged
 from harness.server_process import ServerFailed, ServerProcess, get_json
-from harness.server_reads import chat_body, final_answer, stream_snapshots, token_ends
+from harness.server_reads import chat_body, final_answer, own_ids, stream_snapshots, token_ends
 from harness.server_tape import Placement, place, placeable
 from harness.server_vocabs import TemplateVocab, template_vocab
 from oracle.server_build import ensure_server, flags_key
-from oracle.tape import ensure_tape
+from oracle.tape import CONTROL, ensure_tape
 from templates.index import load_index
 from templates.pins import pin_of, resolve_version
 
@@ -65,6 +65,7 @@ class TemplateServer:
         self.process = ServerProcess(binary, ensure_tape(vocab.tape), template, log)
         self.process.start()
         self.eog = vocab.tape.eog or str(get_json(self.process.port, "/props")["eos_token"])
+        self.hidden = tuple(marker for marker, kind in vocab.tape.markers if kind == CONTROL)
 
     def guarded(self) -> AbstractContextManager[None]:
         """This server's requests, guarded by `restarting`."""
@@ -105,7 +106,7 @@ class ServerReader:
                     offset = self.server.process.log_size()
                     self.finals[key] = final_answer(
                         self.server.post, lambda: self.server.process.log_since(offset), self.session,
-                        self.placement(text), text, partial,
+                        self.placement(text), text, partial, self.server.hidden,
                     )
             except NotWritten as error:
                 self.finals[key] = error
@@ -133,7 +134,7 @@ class ServerReader:
         if not partial:
             return self.final(text, False)
         merged, ends = self.streamed(text, True)
-        return stream_snapshots(merged, ends, [len(text)])[-1]
+        return own_ids(stream_snapshots(merged, ends, [len(text)])[-1], text)
 
     def stream(self, chunks: Sequence[str], finish: bool) -> StreamRead:
         """The client's merged state at each chunk end (chunk ends between the server's tokens show the state
@@ -141,10 +142,10 @@ class ServerReader:
         rejection), or for a cut reply its last state."""
         text = "".join(chunks)
         merged, ends = self.streamed(text, not finish)
-        snapshots: list[Reading] = list(stream_snapshots(merged, ends, boundaries(chunks)))
+        snapshots: list[Reading] = [own_ids(held, text) for held in stream_snapshots(merged, ends, boundaries(chunks))]
         if not finish:
             return StreamRead(snapshots, snapshots[-1] if snapshots else Message())
-        final: Reading = Rejection(merged.error) if merged.error else merged.message()
+        final: Reading = Rejection(merged.error) if merged.error else own_ids(merged.message(), text)
         return StreamRead(snapshots, final)
 
 

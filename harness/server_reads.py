@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from chatparity.model import Message, Reading, Rejection, Session
+from chatparity.model import Message, Reading, Rejection, Session, ToolCall, common_prefix_length
 from harness.server_client import HttpError, Merged, message_of
 from harness.server_tape import Cause, Placement, not_written
 
@@ -41,7 +41,20 @@ def check_written(session: Session, placement: Placement, reply: str, verbose: d
     raw = str(verbose.get("content", ""))
     cause = cause_of(bool(session.tools), placement.reply_ids, tokens, raw, reply)
     if cause is not None:
-        raise not_written(cause, f"the server wrote {raw[:200]!r}")
+        raise not_written(cause, departure(reply, raw))
+
+
+def without(text: str, markers: Sequence[str]) -> str:
+    """`text` with every one of `markers` taken out."""
+    for marker in markers:
+        text = text.replace(marker, "")
+    return text
+
+
+def departure(reply: str, raw: str) -> str:
+    """Where the server's raw text leaves the reply, with a little of each from there."""
+    at = common_prefix_length(reply, raw)
+    return f"the server wrote {raw[at : at + 60]!r} at {at} where the reply has {reply[at : at + 60]!r}"
 
 
 def logged_output(log_since: Callable[[], str]) -> str | None:
@@ -55,9 +68,10 @@ def logged_output(log_since: Callable[[], str]) -> str | None:
 
 
 def final_answer(post: Callable[[str, dict[str, Any]], Any], log_since: Callable[[], str], session: Session,
-                 placement: Placement, reply: str, partial: bool) -> Reading:
+                 placement: Placement, reply: str, partial: bool, hidden: Sequence[str]) -> Reading:
     """The non-stream answer for a placed reply, checked to be what the server wrote; an HTTP 500 is the
-    server's rejection when its log shows it refused the reply itself."""
+    server's rejection when its log shows it refused the reply itself (`hidden`: the control tokens that may
+    be missing from the text it refused)."""
     try:
         answer = post("/v1/chat/completions", chat_body(placement, partial))
     except HttpError as error:
@@ -65,12 +79,21 @@ def final_answer(post: Callable[[str, dict[str, Any]], Any], log_since: Callable
             raise
         refused = logged_output(log_since)
         if refused is None or not refused.endswith(reply):
-            cause = Cause.GRAMMAR if session.tools else Cause.OTHER
-            shown = "nothing" if refused is None else repr(refused[-200:])
-            raise not_written(cause, f"HTTP 500 ({error.message}) on {shown}") from None
+            hidden = refused is not None and without(refused, hidden).endswith(without(reply, hidden))
+            cause = Cause.SPECIAL if hidden else Cause.GRAMMAR if session.tools else Cause.OTHER
+            shown = "no text in its log" if refused is None else f"its parser refused text ending {refused[-80:]!r}"
+            raise not_written(cause, f"HTTP 500 ({error.message[:120]}); {shown}") from None
         return Rejection(error.message)
     check_written(session, placement, reply, answer.get("__verbose") or {})
-    return message_of(answer)
+    return own_ids(message_of(answer), reply)
+
+
+def own_ids(message: Message, reply: str) -> Message:
+    """The message with the tool-call ids the server invented (absent from the reply) left empty: the harness
+    compares ids only where the model wrote them."""
+    calls = tuple(call if call.id and call.id in reply else ToolCall(call.name, call.arguments)
+                  for call in message.tool_calls)
+    return Message(message.content, message.reasoning_content, calls)
 
 
 def token_ends(reply: str, pieces: Sequence[Any]) -> list[int]:

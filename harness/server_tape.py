@@ -96,11 +96,23 @@ def distance_of(post: Post, body: dict[str, Any], reply: str, run: Sequence[int]
 
 
 def place(post: Post, session: Session, reply: str, eog: str) -> Placement:
-    """The request that makes the tape write `reply` then the end-of-generation token."""
+    """The request that makes the tape write `reply` then the end-of-generation token; where the template's
+    text before the content merges with the reply's first token, the tape starts with the end-of-generation
+    text too (tokenization restarts after a special token)."""
+    try:
+        return placed(post, session, reply, eog, "")
+    except NotWritten as error:
+        if "changes its tokens" not in str(error):
+            raise
+        return placed(post, session, reply, eog, eog)
+
+
+def placed(post: Post, session: Session, reply: str, eog: str, lead: str) -> Placement:
+    """`place` with `lead` before the reply on the tape."""
     run = tokenize(post, reply + eog, False)
     filler = 0
     for _ in range(3):
-        body = request_body(session, reply + eog + FILLER * filler)
+        body = request_body(session, lead + reply + eog + FILLER * filler)
         found = distance_of(post, body, reply + eog, run)
         if found == DISTANCE:
             return Placement(body, tuple(run[: len(run) - len(tokenize(post, eog, False))]))
