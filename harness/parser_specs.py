@@ -26,6 +26,7 @@ DEFAULT_PARSER = "reply"
 ALIASES = {"reply": "reply.harness:factory"}
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROJECT_EXPECTATIONS = "reply/expectations"
+SERVER_EXPECTATIONS = "harness/server_expectations"
 
 
 class ParserKind(str, Enum):
@@ -104,9 +105,11 @@ def expectations_path(declared: str | None) -> Path | None:
 
 def expectations_directory(spec: ParserSpec, given: Path | None) -> str | None:
     """Where the parser's expectations live, as the run's stamp records it: the directory its maintainer names,
-    the project's (relative to the project root) for `reply`, none otherwise (llama.cpp itself expects to
-    match everywhere)."""
+    the project's (relative to the project root) for `reply`, the llama-server defects the oracle cannot see
+    for `llama-server`, none otherwise (llama.cpp itself expects to match everywhere)."""
     if given is None:
+        if spec.kind is ParserKind.SERVER:
+            return SERVER_EXPECTATIONS
         return PROJECT_EXPECTATIONS if spec.text == DEFAULT_PARSER else None
     resolved = given.resolve()
     missing = not resolved.is_dir()
