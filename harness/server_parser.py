@@ -103,6 +103,7 @@ class ServerReader:
         if key not in self.finals:
             try:
                 with self.server.guarded():
+                    self.server.process.trim_log()
                     offset = self.server.process.log_size()
                     self.finals[key] = final_answer(
                         self.server.post, lambda: self.server.process.log_since(offset), self.session,

@@ -21,6 +21,7 @@ START_TIMEOUT = 60.0
 STOP_GRACE = 5.0
 PORT_TRIES = 5
 CONTEXT = 8192
+LOG_LIMIT = 16 << 20
 LIVE: dict[int, subprocess.Popen[bytes]] = {}
 
 
@@ -154,6 +155,12 @@ class ServerProcess:
             return self.log.stat().st_size
         except OSError:
             return 0
+
+    def trim_log(self) -> None:
+        """Empty the server's log once it holds more than LOG_LIMIT bytes (the server appends, so it writes on
+        from the start)."""
+        if self.log_size() > LOG_LIMIT:
+            os.truncate(self.log, 0)
 
     def log_since(self, offset: int) -> str:
         """What the server logged from byte `offset` on."""

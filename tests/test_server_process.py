@@ -16,7 +16,7 @@ import pytest
 from chatparity.model import ParserCrashed, ParserTimeout
 from harness import server_client
 from harness.server_parser import restarting
-from harness.server_process import LIVE, ServerFailed, ServerProcess
+from harness.server_process import LIVE, LOG_LIMIT, ServerFailed, ServerProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = Path(__file__).resolve().parent / "fake_llama_server.py"
@@ -134,3 +134,13 @@ def test_no_server_outlives_the_process_that_started_it(tmp_path: Path, ending: 
         holder.send_signal(signum)
     holder.wait(30)
     assert gone(pid), f"the server {pid} outlived its holder ({ending}, {signum})"
+
+
+def test_the_debug_log_is_emptied_past_its_limit(tmp_path: Path) -> None:
+    process = server(tmp_path)
+    process.log.write_bytes(b"x" * 100)
+    process.trim_log()
+    assert process.log_size() == 100
+    process.log.write_bytes(b"x" * (LOG_LIMIT + 1))
+    process.trim_log()
+    assert process.log_size() == 0 and process.log_since(0) == ""
