@@ -3,17 +3,20 @@ SSE deltas, and mapping the stream's states onto chunk ends."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from chatparity.model import Message, ToolCall
+from chatparity.model import Message, NotWritten, ToolCall
+from corpora.catalog import plan
 from harness import sweep_command
 from harness.parser_specs import ParserKind, parser_spec
 from harness.server_client import Merged
 from harness.server_reads import cause_of, stream_snapshots, token_ends
-from harness.server_tape import Cause, last_run
+from harness.server_tape import Cause, last_run, place
 from harness.server_vocabs import Fidelity, template_vocab, token_type
 from harness.sweep_command import server_chunkings
 from oracle import server_build
@@ -163,3 +166,36 @@ def test_a_failed_server_build_is_one_line_and_exit_3(
     assert status == sweep_command.SERVER_BUILD_FAILED == 3
     assert len(err) == 1 and "llama-server could not be built" in err[0] and "needs cmake" in err[0]
     assert (tmp_path / "build" / "build-error.log").read_text().startswith("building the llama.cpp oracle")
+
+
+class FakeServer:
+    """`/apply-template` and `/tokenize` of a server whose template wraps the last message as `[U]...[A]` (its
+    `change` applied to the content) and whose tokens are characters, `<E>` and the filler `" x"` one each."""
+
+    def __init__(self, change: Callable[[str], str] = lambda text: text) -> None:
+        self.change = change
+
+    def __call__(self, path: str, body: dict[str, Any]) -> Any:
+        if path == "/apply-template":
+            return {"prompt": "[U]" + self.change(body["messages"][-1]["content"]) + "[A]"}
+        text = body["content"]
+        tokens, at = [], 0
+        while at < len(text):
+            size = 3 if text.startswith("<E>", at) else 2 if text.startswith(" x", at) else 1
+            tokens.append(hash(text[at : at + size]) % 1000)
+            at += size
+        return {"tokens": ([0] if body["add_special"] else []) + tokens}
+
+
+def test_a_reply_is_placed_distance_tokens_before_the_first_generated_one() -> None:
+    session = plan("server", templates="Qwen-Qwen3-0.6B*", mode="nothink/none")[0].session
+    post = FakeServer()
+    placement = place(post, session, "Hi there", "<E>")
+    prompt = post("/apply-template", placement.body)["prompt"]
+    ids = post("/tokenize", {"content": prompt, "add_special": True})["tokens"]
+    start = 1 + len("[U]")
+    assert len(ids) - 1 - start == DISTANCE and len(placement.reply_ids) == len("Hi there")
+    with pytest.raises(NotWritten, match="too long for the tape"):
+        place(post, session, "y" * (DISTANCE + 5), "<E>")
+    with pytest.raises(NotWritten, match="changed by the template"):
+        place(FakeServer(str.strip), session, " Hi", "<E>")
