@@ -52,12 +52,13 @@ def placeable(session: Session) -> str:
 
 
 def request_body(session: Session, tape: str) -> dict[str, Any]:
-    """The session's chat request with its last message's content replaced by the tape."""
+    """The session's chat request with its last message's content replaced by the tape (an enable_thinking the
+    session's own kwargs set overrides its thinking flag, as in the oracle's render)."""
     messages = [dict(message) for message in session.messages]
     messages[-1]["content"] = tape
     body: dict[str, Any] = {
         "messages": messages,
-        "chat_template_kwargs": {**session.chat_template_kwargs, "enable_thinking": session.enable_thinking},
+        "chat_template_kwargs": {"enable_thinking": session.enable_thinking, **session.chat_template_kwargs},
         "reasoning_format": session.reasoning_format,
     }
     if session.tools:

@@ -14,8 +14,8 @@ LISTED = 40
 def not_written_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """The not-written rows with their cause (the error's text before its first colon) and detail."""
     found = rows[rows["outcome"] == Outcome.NOT_WRITTEN.value]
-    cause = found["error"].fillna("").str.partition(":")
-    return found.assign(cause=cause[0], detail=cause[2].str.strip())
+    error = found["error"].fillna("")
+    return found.assign(cause=error.str.split(":", n=1).str[0], detail=error.str.split(":", n=1).str[1].str.strip())
 
 
 def not_written_section(rows: pd.DataFrame) -> list[str]:
