@@ -25,12 +25,13 @@ def chat_body(placement: Placement, partial: bool) -> dict[str, Any]:
 
 def cause_of(tools: bool, ids: Sequence[int], tokens: Sequence[int], raw: str, reply: str) -> Cause | None:
     """Why the generated `tokens` and raw text are not the reply's (None when they are); `tools`: whether the
-    request offered tools (so a grammar constrained the text)."""
-    if list(tokens[: len(ids)]) == list(ids) and raw == reply:
+    request offered tools (so a grammar constrained the text, and may not let it end where the reply ends)."""
+    wrote_ids = list(tokens[: len(ids)]) == list(ids)
+    if wrote_ids and raw == reply:
         return None
-    if list(tokens[: len(ids)]) == list(ids):
-        return Cause.SPECIAL
-    if list(ids[: len(tokens)]) == list(tokens) and len(tokens) < len(ids):
+    if wrote_ids and raw.startswith(reply):
+        return Cause.GRAMMAR if tools else Cause.OTHER
+    if wrote_ids or (list(ids[: len(tokens)]) == list(tokens) and len(tokens) < len(ids)):
         return Cause.SPECIAL
     return Cause.GRAMMAR if tools else Cause.OTHER
 

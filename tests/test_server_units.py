@@ -98,6 +98,7 @@ def test_the_last_run_of_the_reply_in_the_prompt() -> None:
 def test_what_the_server_wrote_decides_the_cause() -> None:
     assert cause_of(True, [1, 2, 3], [1, 2, 3, 9], "abc", "abc") is None
     assert cause_of(True, [1, 2, 3], [1, 2, 3], "ac", "abc") is Cause.SPECIAL
+    assert cause_of(True, [1, 2, 3], [1, 2, 3, 4, 5], "abc x x", "abc") is Cause.GRAMMAR
     assert cause_of(False, [1, 2, 3], [1, 2], "ab", "abc") is Cause.SPECIAL
     assert cause_of(True, [1, 2, 3], [1, 5, 6, 7], "a??", "abc") is Cause.GRAMMAR
     assert cause_of(False, [1, 2, 3], [1, 5, 6], "a??", "abc") is Cause.OTHER
