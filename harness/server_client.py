@@ -47,15 +47,13 @@ def post(port: int, path: str, body: dict[str, Any], timeout: float) -> Any:
 @dataclass
 class Merged:
     """What an OpenAI client holds after each SSE event of a chat stream: the message so far, one snapshot per
-    event with the tokens decoded when it was sent (0 where the event has no timings), the finish reason, the
-    first `__verbose` and the error event, if any."""
+    event with the tokens decoded when it was sent (0 where the event has no timings), the error event's
+    message, if any, and where the final answer's events start (after the last token's)."""
 
     content: str = ""
     reasoning: str = ""
     calls: list[dict[str, str]] = field(default_factory=list)
     snapshots: list[tuple[int, Message]] = field(default_factory=list)
-    finish_reason: str = ""
-    verbose: dict[str, Any] = field(default_factory=dict)
     error: str = ""
     final_start: int = 0
 
@@ -70,8 +68,6 @@ class Merged:
         if "error" in event:
             self.error = str(event["error"].get("message", event["error"]))
             return
-        if "__verbose" in event and not self.verbose:
-            self.verbose = event["__verbose"]
         for choice in event.get("choices", ()):
             delta = choice.get("delta") or {}
             self.content += delta.get("content") or ""
@@ -84,7 +80,6 @@ class Merged:
                 self.calls[index]["name"] += function.get("name") or ""
                 self.calls[index]["arguments"] += function.get("arguments") or ""
                 self.calls[index]["id"] = call.get("id") or self.calls[index]["id"]
-            self.finish_reason = choice.get("finish_reason") or self.finish_reason
         decoded = int((event.get("timings") or {}).get("predicted_n", 0))
         self.snapshots.append((decoded, self.message()))
         if decoded and not any(choice.get("finish_reason") for choice in event.get("choices", ())):

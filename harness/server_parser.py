@@ -87,7 +87,7 @@ class ServerReader:
         self.server = server
         self.session = session
         self.finals: dict[tuple[str, bool], Reading | NotWritten] = {}
-        self.streams: dict[str, tuple[Merged, list[int]]] = {}
+        self.streams: dict[tuple[str, bool], tuple[Merged, list[int]]] = {}
         self.placements: dict[str, Placement] = {}
 
     def placement(self, text: str) -> Placement:
@@ -119,15 +119,15 @@ class ServerReader:
     def streamed(self, text: str, partial: bool) -> tuple[Merged, list[int]]:
         """The server's merged SSE stream of `text` and where each of its tokens ends."""
         self.final(text, partial)
-        if text not in self.streams:
+        if (text, partial) not in self.streams:
             body = {**chat_body(self.placement(text), partial), "timings_per_token": True}
             with self.server.guarded():
                 pieces = self.server.post(
                     "/tokenize", {"content": text, "add_special": False, "parse_special": True, "with_pieces": True}
                 )["tokens"]
                 merged = server_client.stream(self.server.process.port, body, self.server.timeout)
-            self.streams[text] = (merged, token_ends(text, [piece["piece"] for piece in pieces]))
-        return self.streams[text]
+            self.streams[text, partial] = (merged, token_ends(text, [piece["piece"] for piece in pieces]))
+        return self.streams[text, partial]
 
     def parse(self, text: str, partial: bool) -> Reading:
         """A finished reply: the server's final answer. A cut one: the last state of its stream, which reads
