@@ -57,7 +57,8 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--parser",
         default=DEFAULT_PARSER,
-        help="reply (the project's parser), oracle[:VERSION], 'cmd:COMMAND ARGS' or pkg.module:factory "
+        help="reply (the project's parser), oracle[:VERSION], llama-server[:PATH], 'cmd:COMMAND ARGS' or "
+        "pkg.module:factory "
         f"(module dotted or a path/to/file.py; default {DEFAULT_PARSER})",
     )
     parser.add_argument(
