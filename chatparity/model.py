@@ -330,10 +330,12 @@ class Case:
 
 
 class Profile(str, Enum):
-    """How much a sweep runs: `quick` (every template, fewer modes, replies and chunkings) or `full`."""
+    """How much a sweep runs: `quick` (every template, fewer modes, replies and chunkings), `full`, or `server`
+    (quick's sessions and replies at the chunkings a server's token stream can be judged at)."""
 
     QUICK = "quick"
     FULL = "full"
+    SERVER = "server"
 
 
 def profile_named(name: str) -> Profile:
@@ -357,6 +359,7 @@ class Outcome(str, Enum):
     PARSER_CRASHED = "parser_crashed"
     PARSER_TIMEOUT = "parser_timeout"
     UNSUPPORTED = "unsupported"
+    NOT_WRITTEN = "not_written"
 
 
 ORACLE_FAILURES = (Outcome.ORACLE_CRASHED, Outcome.ORACLE_TIMEOUT)
@@ -569,6 +572,15 @@ class ParserCrashed(Exception):
 
 class ParserTimeout(Exception):
     """The parser did not answer one call in time."""
+
+
+class NotWritten(Exception):
+    """A parser that reads what a server wrote (llama-server) found the server wrote something else than the
+    reply: the row is not a reading of the reply, only its cause is kept."""
+
+    def __init__(self, cause: str, detail: str) -> None:
+        super().__init__(f"{cause}: {detail}")
+        self.cause = cause
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ QUICK_CLOSING_CUTS = (CutPoint.IN_SPACE_BEFORE_CLOSING, CutPoint.IN_CLOSING)
 BUDGETS = {
     Profile.QUICK: Budget(thinking_shapes.QUICK_SHAPES, call_shapes.QUICK_SHAPES, False, 2),
     Profile.FULL: Budget(tuple(ThinkingShape), tuple(CallShape), True, 16),
+    Profile.SERVER: Budget(thinking_shapes.QUICK_SHAPES, call_shapes.QUICK_SHAPES, False, 2),
 }
 
 

@@ -1,7 +1,9 @@
-"""The `--parser` spec, parsed in one place: reply, oracle[:VERSION], cmd:COMMAND ARGS or pkg.module:factory."""
+"""The `--parser` spec, parsed in one place: reply, oracle[:VERSION], llama-server[:PATH], cmd:COMMAND ARGS or
+pkg.module:factory."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -14,6 +16,8 @@ from harness.oracle_cache import OracleCache
 from harness.oracle_parser import OracleParser
 from harness.oracle_reads import OracleIdentity, OracleReads
 from harness.parsers import DEFAULT_TIMEOUT, PythonParser
+from harness.server_parser import NAME as SERVER_NAME
+from harness.server_parser import ServerParser
 from harness.specs import import_object
 from harness.stderr_log import StderrLog
 from templates.pins import pin_of, resolve_version
@@ -22,6 +26,7 @@ DEFAULT_PARSER = "reply"
 ALIASES = {"reply": "reply.harness:factory"}
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROJECT_EXPECTATIONS = "reply/expectations"
+SERVER_EXPECTATIONS = "harness/server_expectations"
 
 
 class ParserKind(str, Enum):
@@ -30,6 +35,7 @@ class ParserKind(str, Enum):
     PYTHON = "python"
     ORACLE = "oracle"
     COMMAND = "cmd"
+    SERVER = "llama-server"
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,11 @@ class ParserSpec:
 
 def parser_spec(text: str) -> ParserSpec:
     """The spec `text` names, checked without starting the parser; a ValueError says what is wrong."""
+    if text == SERVER_NAME or text.startswith(f"{SERVER_NAME}:"):
+        binary = text.partition(":")[2]
+        if binary and not (Path(binary).is_file() and os.access(binary, os.X_OK)):
+            raise ValueError(f"parser spec {text!r}: {binary} is not an executable file")
+        return ParserSpec(text, ParserKind.SERVER, str(Path(binary).resolve()) if binary else "")
     if text == "oracle" or text.startswith("oracle:"):
         try:
             version = resolve_version(text.partition(":")[2] or None)
@@ -59,7 +70,8 @@ def parser_spec(text: str) -> ParserSpec:
     full = ALIASES.get(text, text)
     if ":" not in full:
         raise ValueError(
-            f"parser spec {text!r}: expected reply, oracle[:VERSION], cmd:COMMAND or pkg.module:factory"
+            f"parser spec {text!r}: expected reply, oracle[:VERSION], llama-server[:PATH], cmd:COMMAND or "
+            "pkg.module:factory"
         )
     _, factory = import_object(full, "parser spec")
     if not callable(factory):
@@ -76,6 +88,8 @@ def load_parser(
     if spec.kind is ParserKind.ORACLE:
         cache = OracleCache(oracle_cache) if oracle_cache else None
         return OracleParser(OracleReads(OracleIdentity.of(spec.target), cache, timeout))
+    if spec.kind is ParserKind.SERVER:
+        return ServerParser(Path(spec.target) if spec.target else None, timeout)
     if spec.kind is ParserKind.COMMAND:
         return CommandParser(spec.target, timeout, StderrLog(stderr_log) if stderr_log else None)
     return PythonParser(spec.target, timeout)
@@ -91,9 +105,11 @@ def expectations_path(declared: str | None) -> Path | None:
 
 def expectations_directory(spec: ParserSpec, given: Path | None) -> str | None:
     """Where the parser's expectations live, as the run's stamp records it: the directory its maintainer names,
-    the project's (relative to the project root) for `reply`, none otherwise (llama.cpp itself expects to
-    match everywhere)."""
+    the project's (relative to the project root) for `reply`, the llama-server defects the oracle cannot see
+    for `llama-server`, none otherwise (llama.cpp itself expects to match everywhere)."""
     if given is None:
+        if spec.kind is ParserKind.SERVER:
+            return SERVER_EXPECTATIONS
         return PROJECT_EXPECTATIONS if spec.text == DEFAULT_PARSER else None
     resolved = given.resolve()
     missing = not resolved.is_dir()

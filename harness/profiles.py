@@ -84,6 +84,7 @@ RULES = {
         ),
         (("split", 64),),
     ),
+    Profile.SERVER: ChunkingRules("server", ("whole", "tokens")),
 }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from chatparity.model import (
     Case,
     Message,
+    NotWritten,
     Outcome,
     ParserCrashed,
     ParserRenderFailed,
@@ -74,6 +75,8 @@ def failure_outcome(error: Exception) -> Outcome:
     """The outcome a parser or oracle failure gives a row."""
     if isinstance(error, OracleFailed):
         return error.outcome
+    if isinstance(error, NotWritten):
+        return Outcome.NOT_WRITTEN
     return Outcome.PARSER_TIMEOUT if isinstance(error, ParserTimeout) else Outcome.PARSER_CRASHED
 
 
@@ -274,7 +277,7 @@ class SessionRunner:
                 for row in self.unsupported_rows(oracle, case, names, str(error), leaks)
             ]
             return SessionResult(record, tuple(rows))
-        except (ParserCrashed, ParserTimeout) as error:
+        except (ParserCrashed, ParserTimeout, NotWritten) as error:
             reader = error
         record = self.record(
             status,
@@ -384,7 +387,7 @@ class SessionRunner:
             else:
                 try:
                     run.parser_whole = reader.parse(run.case.reply.text, run.case.reply.partial)
-                except (ParserCrashed, ParserTimeout) as error:
+                except (ParserCrashed, ParserTimeout, NotWritten) as error:
                     run.parser_whole = error
         return run.parser_whole
 
@@ -521,7 +524,7 @@ class SessionRunner:
                 read = reader.stream(chunks, finish=not reply.partial)
             except OracleFailed as error:
                 return self.row(run.base, name, error.outcome, error=str(error))
-            except (ParserCrashed, ParserTimeout) as error:
+            except (ParserCrashed, ParserTimeout, NotWritten) as error:
                 return self.row(
                     run.base,
                     name,

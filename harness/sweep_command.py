@@ -36,12 +36,14 @@ from harness.sweep_config import CONFIG_FILE, SweepConfig
 from harness.sweep_plugin import NOTHING_STORED, STDERR_LOG
 from oracle.build import BuildError, ensure_binary
 from oracle.client import BINARY_ENV
+from oracle.server_build import ServerBuildError, ensure_server
 from templates.index import load_index
 from templates.pins import resolve_version
 from templates.upstream import SourceError
 
 RUNS_DIR = Path("reports") / "runs"
 MAX_WORKER_RESTARTS = 1_000_000
+SERVER_BUILD_FAILED = 3
 TMPDIR_REMEDY = "the sweep keeps its scratch files there: free space there or point TMPDIR elsewhere"
 
 
@@ -55,7 +57,8 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--parser",
         default=DEFAULT_PARSER,
-        help="reply (the project's parser), oracle[:VERSION], 'cmd:COMMAND ARGS' or pkg.module:factory "
+        help="reply (the project's parser), oracle[:VERSION], llama-server[:PATH], 'cmd:COMMAND ARGS' or "
+        "pkg.module:factory "
         f"(module dotted or a path/to/file.py; default {DEFAULT_PARSER})",
     )
     parser.add_argument(
@@ -170,6 +173,9 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
     names = chunkings.parse_list(options.chunking) if options.chunking else ()
     if options.keep_profile_rules and not names:
         raise ValueError("--keep-profile-rules only goes with --chunking")
+    keep_rules = options.keep_profile_rules
+    if spec.kind is ParserKind.SERVER and not names:
+        names, keep_rules = server_chunkings(options.profile), True
     failing = failing_rows(options.only_failing) if options.only_failing else None
     if options.case and failing is not None:
         raise ValueError("--case and --only-failing cannot be combined")
@@ -193,7 +199,7 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
         out=str(out),
         parser_name=options.parser_name,
         chunkings=names,
-        keep_profile_rules=options.keep_profile_rules,
+        keep_profile_rules=keep_rules,
         templates=options.templates,
         family=options.family,
         mode=options.mode,
@@ -207,6 +213,12 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
         selected=selected,
         selected_sessions=None if failing is None else tuple(sorted({session for _, _, session in failing})),
     )
+
+
+def server_chunkings(profile: str) -> tuple[str, ...]:
+    """The profile's chunkings llama-server can be judged at: `whole` and those cutting at its tokens (its
+    stream only shows states between tokens)."""
+    return tuple(name for name in rules_of(profile).chunkings if name == "whole" or chunkings.needs_tokens(name))
 
 
 def check_corpus(path: Path) -> None:
@@ -292,7 +304,11 @@ def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Pat
         with RunDirectory(Path(config.out)):
             remove_stale(Path(tempfile.gettempdir()))
             build_oracles(config)
+            build_server(config)
             return swept(config, options, prog, publish, prepare, plugins)
+    except ServerBuildError as failed:
+        print(f"{prog}: {failed}", file=sys.stderr)
+        return SERVER_BUILD_FAILED
     except (FileFault, BuildError, SourceError) as fault:
         print(f"{prog}: {fault}", file=sys.stderr)
         return 2
@@ -310,6 +326,14 @@ def build_oracles(config: SweepConfig) -> None:
         versions.add(spec.target)
     for version in sorted(versions):
         ensure_binary(version)
+
+
+def build_server(config: SweepConfig) -> None:
+    """Build the pinned llama-server before the workers start, for `--parser llama-server` (not for a binary
+    the user names)."""
+    spec = parser_spec(config.parser)
+    if spec.kind is ParserKind.SERVER and not spec.target:
+        ensure_server(config.oracle_version)
 
 
 def swept(config: SweepConfig, options: argparse.Namespace, prog: str, publish: Callable[[Path], str] | None,

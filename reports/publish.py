@@ -24,6 +24,7 @@ from reports.groups import failure_groups
 from reports.html import page
 from reports.judgement import Judgement
 from reports.multiturn import multiturn_section
+from reports.not_written import not_written_section
 from reports.oracle_defects import oracle_defects, summary_line
 from reports.runs import Run, load_run
 from reports.show import show_command
@@ -163,6 +164,7 @@ def report_parts(run: Run, verdict: Verdict, judgement: Judgement, tables: Table
     yield summary_markdown(run, verdict, judgement, "report.html")
     yield from multiturn_section(run.directory, run.parser_spec)
     yield from policies_markdown(run, judgement)
+    yield from not_written_section(run.rows)
     for name, frame in tables.shown["syntax"].items():
         yield from [f"## Per syntax: {name}", "", markdown_table(frame), ""]
     top = groups.head(TOP).assign(show=[f"`{show_command(case, run.directory)}`" for case in groups.head(TOP)["case_id"]])

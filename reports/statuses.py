@@ -66,7 +66,7 @@ def status_of(outcome: str, explained: str) -> Status:
         return Status.ORACLE_ERROR
     if outcome in PARSER_ERRORS:
         return Status.PARSER_ERROR
-    if outcome == Outcome.UNSUPPORTED.value:
+    if outcome in (Outcome.UNSUPPORTED.value, Outcome.NOT_WRITTEN.value):
         return Status.UNSUPPORTED
     raise ValueError(f"unknown row outcome {outcome!r}")
 
