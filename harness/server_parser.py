@@ -90,6 +90,9 @@ class ServerReader:
         self.streams: dict[tuple[str, bool], tuple[Merged, list[int]]] = {}
         self.placements: dict[str, Placement] = {}
 
+    def close(self) -> None:
+        """Nothing to release: the server belongs to the parser and serves the template's next session."""
+
     def placement(self, text: str) -> Placement:
         """The request that writes `text` (NotWritten when none can)."""
         if text not in self.placements:

@@ -24,7 +24,8 @@ QWEN_LIKE = """{%- for m in messages %}<|im_start|>{{ m.role }}
 </tool_call>{%- endfor %}{%- endif %}
 {%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant
 {%- endif %}"""
-PUBLIC = ("Message", "Problem", "Reader", "Rejected", "RenderFailed", "Stream", "ToolCall", "Unsupported", "open")
+PUBLIC = ("Delta", "Message", "Problem", "Reader", "Rejected", "RenderFailed", "Stream", "ToolCall", "ToolCallDelta",
+          "Unsupported", "applied", "open")
 
 
 @dataclass

@@ -104,8 +104,10 @@ def test_a_crashed_server_costs_the_row_and_is_restarted(tmp_path: Path, monkeyp
 
 
 HOLDER = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
     from pathlib import Path
+    # Ctrl-C ends the holder even when the tests run as a background job, whose children ignore SIGINT.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from harness.server_process import ServerProcess
     tmp = Path(sys.argv[1])
     model = tmp / "m.gguf"
