@@ -193,9 +193,18 @@ class Reader:
         if not partial:
             return self.finished(message, ctx, result)
         held = hold_back(message, ctx.text, self.markers, [], lambda: result.nodes)
-        if held.empty or self.opens_call(held.content):
+        if held.empty or self.opens_call(held.content) or self.hides_calls(held, lambda: text):
             held = self.replayed(text)
         return Message(held.reasoning_content, held.content, held.tool_calls, message.problems)
+
+    def hides_calls(self, read: Message, reply: Callable[[], str]) -> bool:
+        """Whether a partial read may hide calls a character-by-character stream showed: it has none, reasoning
+        is left in the content (reasoning_format none), and the reply (`reply()`) opens a call that the
+        content does not hold as it is."""
+        if self.request.extract_reasoning or read.tool_calls:
+            return False
+        text = reply()
+        return read.content != text and self.opens_call(text)
 
     def opens_call(self, content: str, since: int = 0) -> bool:
         """Whether `content` holds a call opening, read as text, that ends past its first `since` characters
@@ -825,7 +834,8 @@ class Stream:
             raise
         snapshot = self.snapshot
         adds = not held.empty and ((grew and len(chunk) == 1 and self.shown_at == start) or extends(snapshot, held))
-        if adds and not self.reader.opens_call(held.content, len(snapshot.content)):
+        shows_held = adds and not self.reader.opens_call(held.content, len(snapshot.content))
+        if shows_held and not (not self.by_char and self.reader.hides_calls(held, self.text)):
             self.snapshot, self.shown_at = held, self.size
         elif not self.by_char:
             replayed = self.replayed()

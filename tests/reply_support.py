@@ -51,8 +51,9 @@ def sessions(template: str) -> tuple[Session, ...]:
 
 
 def session(template: str, mode: str) -> Session:
-    """One session of a template by mode label."""
-    return next(s for s in sessions(template) if s.mode.label == mode)
+    """One single-conversation session of a template by mode label (any mode the quick profile plans)."""
+    return next(p.session for p in plan("quick", templates=template)
+                if p.session.conversation == "single" and p.session.mode.label == mode)
 
 
 def written_turn(s: Session, calls: list[tuple[str, dict[str, Any]]], content: str = "",

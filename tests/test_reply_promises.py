@@ -181,3 +181,19 @@ def test_a_cut_reply_reads_as_its_stream_ends_refusals_included(template: str, m
             except reply.Rejected:
                 snapshot = None
             assert snapshot == outcomes[end - 1], (size, text[:end])
+
+
+def test_a_cut_reply_with_reasoning_left_in_content_keeps_the_call_its_stream_showed() -> None:
+    """With reasoning_format none, a cut reply whose partial read drops a call shown earlier reads whole as
+    every stream of it ends: with the call."""
+    reader = reply.open(session("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja", "think/auto/reasoning_format=none"))
+    text = ("</think>\n<tool_call>\n<function=get_weather>\n<parameter=city>Rio</parameter>\n"
+            "<parameter=days>4</parameter>\n</function>\n</tool")
+    for cut in range(len(text) - 40, len(text) + 1):
+        whole = reader.parse(text[:cut], partial=True)
+        assert [call.name for call in whole.tool_calls] == ["get_weather"], text[:cut]
+        for size in (1, 2, 5, 17, cut):
+            stream = reader.stream()
+            for start in range(0, cut, size):
+                snapshot = stream.feed(text[start:min(start + size, cut)])
+            assert snapshot == whole, (size, text[:cut])
