@@ -149,3 +149,28 @@ def test_a_header_still_arriving_after_a_whole_marker_is_held_on_its_line_only()
     assert found == ("held_marker_start",)
     text = "x<|channel|>final\nHello"
     assert rules.explain(Message(content=text), Message(content="x"), Point(text, True, ("<|channel|>",))) is None
+
+
+SERVER_POLICIES = PROJECT_ROOT / "harness" / "server_expectations" / "policies.toml"
+
+
+def test_the_raw_text_served_for_an_empty_read_is_the_server_policy_only_when_finished() -> None:
+    rules = load_policies(SERVER_POLICIES)
+    text = ' to=functions.get_weather<|channel|>analysis json<|message|>{"city": "Rio"}'
+    finished = Point(text, False, MARKERS)
+    assert rules.explain(Message(), Message(content=text), finished) == ("serves-raw-text-for-an-empty-read",)
+    assert rules.explain(Message(), Message(content=text), Point(text, True, MARKERS)) is None
+    assert rules.explain(Message(), Message(content=text[1:]), finished) is None
+    assert rules.explain(Message(content="x"), Message(content=text), finished) is None
+
+
+def test_an_invented_call_id_is_the_server_policy_and_nothing_else_of_the_call() -> None:
+    rules = load_policies(SERVER_POLICIES)
+    written = Message(tool_calls=(ToolCall("get_weather", '{"city": "Rio"}', "Xq7Tz2Lp9"),))
+    invented = Message(tool_calls=(ToolCall("get_weather", '{"city": "Rio"}'),))
+    point = Point("[TOOL_CALLS][...]", False, MARKERS)
+    assert rules.explain(written, invented, point) == ("streams-invented-call-ids",)
+    other = Message(tool_calls=(ToolCall("get_weather", '{"city": "Oslo"}'),))
+    assert rules.explain(written, other, point) is None
+    renamed = Message(tool_calls=(ToolCall("get_time", '{"city": "Rio"}'),))
+    assert rules.explain(written, renamed, point) is None
