@@ -29,11 +29,13 @@ def sweep(out: Path, parser: str, expectations: Path | None, *flags: str) -> sub
     return chatparity(*args, *(["--expectations", str(expectations)] if expectations else []))
 
 
-def test_a_maintainer_sweeps_the_example_records_expectations_and_passes(tmp_path: Path) -> None:
+def maintainer_sweeps(tmp_path: Path, parser: str) -> Path:
+    """A maintainer's first sweep of an example parser with the example's policies, the baseline recorded as
+    the sweep prints it, and a second sweep and a gate that pass against it; the expectations directory."""
     expectations = tmp_path / "expectations"
     expectations.mkdir()
     shutil.copy(EXAMPLE / "expectations" / "policies.toml", expectations)
-    first = sweep(tmp_path / "first", NODE_PARSER, expectations, "--junitxml", str(tmp_path / "first.xml"))
+    first = sweep(tmp_path / "first", parser, expectations, "--junitxml", str(tmp_path / "first.xml"))
     assert first.returncode == 1, first.stdout[-2000:] + first.stderr[-2000:]
     assert first.stdout.startswith("FAIL (no baseline): 0 regressions, ") or "\nFAIL (no baseline): 0 regressions" in (
         first.stdout
@@ -50,7 +52,7 @@ def test_a_maintainer_sweeps_the_example_records_expectations_and_passes(tmp_pat
     assert (expectations / "baseline" / "outcomes.csv").read_text(encoding="utf-8").startswith(
         "template,mode,origin,shape,chunkings,outcome,case_id\n"
     )
-    second = sweep(tmp_path / "second", NODE_PARSER, expectations, "--junitxml", str(tmp_path / "second.xml"))
+    second = sweep(tmp_path / "second", parser, expectations, "--junitxml", str(tmp_path / "second.xml"))
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
     assert "PASS against " in second.stdout and "accepted by the baseline without a reason: " in second.stdout
     assert ElementTree.parse(tmp_path / "second.xml").getroot().get("failures") == "0"
@@ -61,6 +63,11 @@ def test_a_maintainer_sweeps_the_example_records_expectations_and_passes(tmp_pat
     assert int(judged) > 300 and int(matched) + policy + defect >= 0.95 * int(judged) and policy > 0
     gate = chatparity("gate", str(tmp_path / "second"))
     assert gate.returncode == 0 and "gate: PASS" in gate.stdout, gate.stdout + gate.stderr
+    return expectations
+
+
+def test_a_maintainer_sweeps_the_example_records_expectations_and_passes(tmp_path: Path) -> None:
+    assert (maintainer_sweeps(tmp_path, NODE_PARSER) / "baseline" / "outcomes.csv").is_file()
 
 
 def test_another_parser_is_refused_against_the_baseline_unless_asked(tmp_path: Path) -> None:
