@@ -14,23 +14,36 @@ from templates.upstream import cache_root
 from tests.test_example_parser import EXAMPLE, ROOT, chatparity, maintainer_sweeps
 
 RUST_EXAMPLE = ROOT / "examples" / "hermes_parser_rust"
+TARGET = cache_root() / "examples" / "hermes_parser_rust"
 
 pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not on PATH")
 
 
-@pytest.fixture(scope="module")
-def rust_parser() -> Path:
-    """The example's release build, its target directory in the chatparity cache so a rebuild is quick."""
-    target = cache_root() / "examples" / "hermes_parser_rust"
-    built = subprocess.run(
-        ["cargo", "build", "--release", "--offline", "--manifest-path", str(RUST_EXAMPLE / "Cargo.toml")],
-        env={**os.environ, "CARGO_TARGET_DIR": str(target)},
+def cargo(command: str) -> subprocess.CompletedProcess[str]:
+    """A cargo command on the example, offline and in release mode, its target directory in the chatparity
+    cache so that a rebuild is quick."""
+    return subprocess.run(
+        ["cargo", command, "--release", "--offline", "--manifest-path", str(RUST_EXAMPLE / "Cargo.toml")],
+        env={**os.environ, "CARGO_TARGET_DIR": str(TARGET)},
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+@pytest.fixture(scope="module")
+def rust_parser() -> Path:
+    """The example's release build."""
+    built = cargo("build")
     assert built.returncode == 0, built.stderr[-3000:]
-    return target / "release" / "hermes-parser"
+    return TARGET / "release" / "hermes-parser"
+
+
+def test_the_rust_examples_json_reader_and_writer_agree_with_json_parse_and_stringify() -> None:
+    tested = cargo("test")
+    assert tested.returncode == 0 and "test result: ok." in tested.stdout, (
+        tested.stdout[-3000:] + tested.stderr[-3000:]
+    )
 
 
 def test_the_rust_example_speaks_the_protocol(rust_parser: Path) -> None:

@@ -1,4 +1,4 @@
-//! A small JSON reader and writer, standard library only: what the protocol's lines and a call's arguments need.
+//! A small JSON reader and writer, standard library only: what protocol lines and a call's arguments need.
 
 /// A JSON value; a number keeps its text, so an id or a reader goes back exactly as it came.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,7 +184,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    /// A string: its text with escapes resolved (a lone surrogate escape reads as U+FFFD, JSON.parse accepts it).
+    /// A string, escapes resolved (a lone surrogate escape, which JSON.parse accepts, reads as U+FFFD).
     fn string(&mut self) -> Result<String, String> {
         self.expect("\"")?;
         let mut text = String::new();
@@ -304,4 +304,73 @@ fn write_string(text: &str, out: &mut String) {
         }
     }
     out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse, write, Json};
+
+    /// The JSON text `write` gives a value.
+    fn written(value: &Json) -> String {
+        let mut out = String::new();
+        write(value, &mut out);
+        out
+    }
+
+    #[test]
+    fn accepts_what_json_parse_accepts() {
+        for text in [
+            "0",
+            "-0",
+            "1.5e-3",
+            "2E+10",
+            " \t\n\r{\"a\": [1, {\"b\": null}], \"c\": true} ",
+            "[[[]]]",
+            "\"\"",
+        ] {
+            assert!(parse(text).is_ok(), "{text}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_json_parse_refuses() {
+        for text in [
+            "01",
+            "1.",
+            ".5",
+            "-",
+            "1e",
+            "+1",
+            "[1,]",
+            "{\"a\":1,}",
+            "{a:1}",
+            "tru",
+            "\"a\u{1}\"",
+            "\"\\x\"",
+            "[1] 2",
+            "",
+        ] {
+            assert!(parse(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn reads_escapes_and_surrogate_pairs() {
+        let read = parse(r#""\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00\ud800x""#).unwrap();
+        assert_eq!(read, Json::String("\"\\/\u{8}\u{c}\n\r\té😀\u{fffd}x".into()));
+    }
+
+    #[test]
+    fn keeps_numbers_as_written_and_the_last_of_a_repeated_key() {
+        let read = parse(r#"{"id": 12, "id": 7.50, "x": [-0.0]}"#).unwrap();
+        assert_eq!(read.get("id"), Some(&Json::Number("7.50".into())));
+        assert_eq!(written(&read), r#"{"id":12,"id":7.50,"x":[-0.0]}"#);
+    }
+
+    #[test]
+    fn writes_strings_as_json_stringify_does() {
+        let text = Json::String("a\"b\\c\n\u{1}\u{1f}é😀\u{2028}".into());
+        assert_eq!(written(&text), "\"a\\\"b\\\\c\\n\\u0001\\u001fé😀\u{2028}\"");
+        assert_eq!(parse(&written(&text)).unwrap(), text);
+    }
 }

@@ -1,9 +1,10 @@
-//! A worked example of the subprocess parser protocol (docs/protocols.md) in Rust, standard library only: the
-//! hermes parser of examples/hermes_parser/parser.mjs, `<think>…</think>` then
-//! `<tool_call>\n{"name": …, "arguments": {…}}\n</tool_call>`, read the same way and judged by the same expectations.
-//! Build it with `cargo build --release --offline`, then sweep it with:
+//! A worked example of the subprocess parser protocol (docs/protocols.md) in Rust, standard library only:
+//! the hermes parser of examples/hermes_parser/parser.mjs, `<think>…</think>` then
+//! `<tool_call>\n{"name": …, "arguments": {…}}\n</tool_call>`, read the same way, judged by the same
+//! expectations. Build it with `cargo build --release --offline` in its directory, then sweep it from the
+//! project's root with:
 //!   chatparity sweep --parser 'cmd:examples/hermes_parser_rust/target/release/hermes-parser'
-//!                    --templates 'Qwen-Qwen3-*' --expectations examples/hermes_parser/expectations
+//!                    --templates 'Qwen-Qwen3-0.6B.jinja' --expectations examples/hermes_parser/expectations
 
 mod json;
 
@@ -77,7 +78,7 @@ fn open(session: &Json) -> Result<Reader, String> {
     Ok(Reader { thinks, forced_open, calls, names: names.collect() })
 }
 
-/// How many bytes at the end of `text` could be the start of `marker`, held back while a reply is still arriving.
+/// How many bytes at the end of `text` could start `marker`: held back while a reply is still arriving.
 fn held_back(text: &str, marker: &str) -> usize {
     let longest = (marker.len() - 1).min(text.len());
     (1..=longest).rev().find(|&n| text.as_bytes()[text.len() - n..] == marker.as_bytes()[..n]).unwrap_or(0)
@@ -88,7 +89,7 @@ fn arguments_end(text: &str) -> Option<usize> {
     text.match_indices('}').map(|(at, _)| at + 1).find(|&end| json::parse(&text[..end]).is_ok())
 }
 
-/// A cursor over a call's text, matching `{"name": "…", "arguments": ` with any whitespace between the tokens.
+/// A cursor over a call's text, matching `{"name": "…", "arguments": ` with any whitespace between tokens.
 struct Scan<'a> {
     text: &'a str,
     at: usize,
@@ -165,7 +166,7 @@ fn call_of(body: &str, partial: bool, names: &HashSet<String>) -> Result<Option<
     call(name, &arguments[..end])
 }
 
-/// The thought at the start of `text` (without its tags) and the text after it, None while the thought is open.
+/// The thought at the start of `text` (without its tags) and the text after it (None while it is open).
 fn thought<'a>(reader: &Reader, text: &'a str, partial: bool) -> (&'a str, Option<&'a str>) {
     let mut rest = if reader.thinks { trim_start(text) } else { text };
     if partial && reader.thinks && rest.len() < THINK_OPEN.len() && THINK_OPEN.starts_with(rest) {
@@ -258,9 +259,10 @@ impl Parser {
             ]),
             "open" => Ok(match open(field("session")?) {
                 Ok(reader) => {
-                    self.readers.insert(self.next, reader);
+                    let number = self.next;
                     self.next += 1;
-                    vec![("reader".into(), Json::Number((self.next - 1).to_string()))]
+                    self.readers.insert(number, reader);
+                    vec![("reader".into(), Json::Number(number.to_string()))]
                 }
                 Err(why) => vec![("unsupported".into(), Json::String(why))],
             }),
@@ -271,7 +273,9 @@ impl Parser {
             }
             "stream" => self.stream(request),
             "close" => {
-                self.readers.remove(&reader_number(request).unwrap_or(u64::MAX));
+                if let Some(number) = reader_number(request) {
+                    self.readers.remove(&number);
+                }
                 Ok(Vec::new())
             }
             _ => Err(format!("unknown op {op}")),
@@ -283,7 +287,7 @@ impl Parser {
         reader_number(request).and_then(|n| self.readers.get(&n)).ok_or_else(|| "no such reader".into())
     }
 
-    /// A stream's answer: the reading of the text so far after each chunk, and the final reading when finished.
+    /// A stream's answer: the reading of the text so far after each chunk, and the final one when finished.
     fn stream(&self, request: &Json) -> Result<Vec<(String, Json)>, String> {
         let reader = self.reader(request)?;
         let chunks = request.get("chunks").and_then(Json::as_array).ok_or("chunks is not an array")?;
@@ -336,5 +340,9 @@ fn serve() -> io::Result<()> {
 
 /// Serve on a thread with a large stack, so deeply nested arguments read like any others.
 fn main() -> io::Result<()> {
-    std::thread::Builder::new().stack_size(1 << 30).spawn(serve)?.join().expect("the parser thread panicked")
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(serve)?
+        .join()
+        .expect("the parser thread panicked")
 }
