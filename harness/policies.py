@@ -14,6 +14,9 @@ from harness.policy_rules import KEPT_STREAM, RULES, Point, Rule
 
 POLICIES_FILE = "policies.toml"
 FIELDS = ("name", "rule", "reason", "documented")
+BREAKABLE = ("consistent",)
+"""The stream checks a policy may break by its own rule (`breaks`): a parser whose stream ends otherwise than its
+plain answer on purpose."""
 NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -29,6 +32,7 @@ class Policy:
     rule: str
     reason: str
     documented: str
+    breaks: tuple[str, ...] = ()
 
     @property
     def predicts(self) -> Rule:
@@ -74,6 +78,12 @@ class Policies:
                     used.append(policy.name)
         return tuple(used) if agrees(expected, actual) else None
 
+    def broken_by(self, label: str) -> tuple[str, ...]:
+        """The stream checks the policies a label names (`name+name`) break by their own rule."""
+        names = set(label.split("+"))
+        return tuple(dict.fromkeys(check for policy in self.policies if policy.name in names
+                                   for check in policy.breaks))
+
     @property
     def names(self) -> tuple[str, ...]:
         """The policies' names, in order."""
@@ -102,9 +112,12 @@ def policy_entry(path: Path, number: int, raw: object) -> Policy:
     where = f"{path}: [[policy]] #{number}"
     if not isinstance(raw, dict):
         raise PolicyFileError(f"{where}: not a table")
-    unknown = set(raw) - set(FIELDS)
+    unknown = set(raw) - set(FIELDS) - {"breaks"}
     if unknown:
         raise PolicyFileError(f"{where}: unknown keys {sorted(unknown)}")
+    breaks = raw.get("breaks", [])
+    if not isinstance(breaks, list) or not set(breaks) <= set(BREAKABLE):
+        raise PolicyFileError(f"{where}: field 'breaks': {breaks!r} is not a list of {', '.join(BREAKABLE)}")
     for name in FIELDS:
         if not isinstance(raw.get(name), str) or not raw[name].strip():
             raise PolicyFileError(f"{where}: field {name!r}: missing or not a non-empty string")
@@ -112,7 +125,7 @@ def policy_entry(path: Path, number: int, raw: object) -> Policy:
         raise PolicyFileError(f"{where}: field 'name': {raw['name']!r} is not lowercase letters, digits, _ or -")
     if raw["rule"] not in RULES:
         raise PolicyFileError(f"{where}: field 'rule': {raw['rule']!r} is not one of {', '.join(RULES)}")
-    return Policy(raw["name"], raw["rule"], raw["reason"], raw["documented"])
+    return Policy(raw["name"], raw["rule"], raw["reason"], raw["documented"], tuple(breaks))
 
 
 def policies_in(directory: Path | None) -> Policies:

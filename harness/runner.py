@@ -455,12 +455,16 @@ class SessionRunner:
     ) -> Row:
         """A row both sides read: match or mismatch (`found`, their difference, with its label), with truth and
         structural checks; `label` names the stream; `streams`, a streamed row's columns judged over all its
-        streams, replace the structural checks of this one."""
+        streams, replace the structural checks of this one (a check the policies explaining the row break by
+        their own rule left unjudged)."""
         outcome = Outcome.MISMATCH if found else Outcome.MATCH
+        explained = self.explained(run, chunking, reference, parser_final, found)
+        if streams and explained:
+            streams = {**streams, **dict.fromkeys(self.policies.broken_by(explained))}
         columns = {
             "kind": found.kind.value if found else "",
             "detail": (found.detail + (f" ({label})" if label else "")) if found else "",
-            "explained": self.explained(run, chunking, reference, parser_final, found),
+            "explained": explained,
             "oracle_reading": run.reading_json(reference),
             "parser_reading": run.reading_json(parser_final),
             **self.truth_columns(run, reference, parser_final),

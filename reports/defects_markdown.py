@@ -30,6 +30,7 @@ from reports.oracle_defects import (
 from reports.runs import Run
 from reports.show import show_command
 from reports.tables import markdown_table
+from templates.index import load_index
 
 LEAK_KIND = STRUCTURE_KINDS["no_leakage"]
 
@@ -46,6 +47,14 @@ template nor the grammar writes are robustness entries, ranked last. Streams are
 every prefix (`update_chat_msg`) and the diffs it sends (`compute_diffs`). Each case is counted once per part,
 under one entry: llama.cpp's parser for the format × the failing construct (the families sharing that parser named
 together), shown by a case of its most common template and shape in a plain mode. Cut replies are judged only as streams."""
+
+
+SERVER_METHOD = """\
+Where llama-server itself, fed each reply token for token by a tape model, answers otherwise than llama.cpp's chat
+code reads the same reply, by a rule of the server's own layer (request handling, the streaming diff, the final
+answer): each rule is one of llama-server's policies (`harness/server_expectations/policies.toml`), recognized from
+the readings. A model must write the reply for a real server to show it; the requests are what the tape was
+sent, without the tape's placement in the last user message."""
 
 
 def fence(text: str, language: str = "") -> str:
@@ -158,6 +167,36 @@ def entry_parts(entry: dict[str, Any], run: Run) -> list[str]:
     return parts + [""]
 
 
+def server_parts(entry: dict[str, Any], run: Run) -> list[str]:
+    """One server-layer entry in full: the policy and where the server does it, the case, both requests, the
+    reply, and what llama.cpp's chat code and llama-server answer."""
+    answer = "the non-stream answer" if entry["chunking"] == "whole" else f"the stream's end ({entry['chunking']})"
+    parts = [
+        f"### {entry['id']}. {entry['family']}: llama-server {entry['policy']}", "",
+        f"- {counted(entry['cases'], 'case')} on {counted(entry['templates'], 'template')} "
+        f"({entry['template_names']}), llama.cpp parser `{entry['syntax']}`; chunkings {entry['chunkings']}",
+        f"- {entry['reason']}",
+        f"- where: {entry['documented']}",
+        (f"- shown by `models/templates/{entry['template']}`, mode `{entry['mode']}`, shape `{entry['shape']}`; "
+         f"`{show_command(entry['case_id'], run.directory)}`"), "",
+    ]
+    if entry["request"] is None:
+        parts += ["(this checkout no longer plans the session: no request)", ""]
+    else:
+        index = load_index().get(entry["template"])
+        parts += [
+            "llama-server:", "",
+            fence(server_command(entry["template"], index.bos if index else "", index.eos if index else ""), "sh"),
+            "", 'Request (POST /v1/chat/completions; with `"stream": true` for the streamed answer):', "",
+            fence(body_json(server_body(entry["request"], False)), "json"), "",
+        ]
+    return parts + [
+        "The model's reply:", "", fence(entry["reply"]), "",
+        "llama.cpp's chat code reads (common_chat_parse, the oracle):", "", fence(pretty(entry["oracle"]), "json"), "",
+        f"llama-server answers, {answer}:", "", fence(pretty(entry["server"]), "json"), "",
+    ]
+
+
 def table(entries: pd.DataFrame) -> str:
     """The entries as one markdown table."""
     shown = entries[["id", "family", "kind", "construct", "templates", "cases", "writable", "upstream"]]
@@ -197,4 +236,11 @@ def defects_markdown(report: DefectReport, run: Run) -> str:
                   "", table(chosen) if len(chosen) else "(none)", ""]
         for entry in chosen.to_dict("records"):
             parts += entry_parts(entry, run)
+    if len(report.server):
+        layer = report.server
+        parts += [f"## llama-server's own layer ({len(layer)} entries, {int(layer['cases'].sum())} cases)", "",
+                  SERVER_METHOD, "",
+                  markdown_table(layer[["id", "family", "policy", "syntax", "templates", "cases"]], 60), ""]
+        for entry in layer.to_dict("records"):
+            parts += server_parts(entry, run)
     return "\n".join(parts).rstrip("\n") + "\n"

@@ -6,6 +6,7 @@ grammar does not give are robustness entries, apart."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -33,6 +34,7 @@ from reports.defect_judging import (
 )
 from reports.defect_repro import server_body
 from reports.runs import Run, chunking_key, read_rows
+from reports.server_layer import LAYER_COLUMNS, server_layer
 from reports.show import Request, glob_literal
 from reports.upstream import NOT_CHECKED, upstream_status
 from templates.index import load_index
@@ -93,6 +95,8 @@ ENTRY_COLUMNS = [
 ]
 """An entry's columns: which, where, how many, its representative case and what reproduces it (`request`: the
 session's Request, None where this checkout no longer plans it)."""
+SERVER_COLUMNS = [*LAYER_COLUMNS, "request"]
+"""A server-layer entry's columns (`reports.server_layer`) and its session's Request."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ class DefectReport:
 
     counts: pd.DataFrame
     clusters: pd.DataFrame
+    server: pd.DataFrame = dataclasses.field(default_factory=lambda: pd.DataFrame(columns=SERVER_COLUMNS))
 
     def to_json(self) -> dict[str, Any]:
         """The report as plain JSON: the summary, every entry (its request as llama-server's body) and the counts."""
@@ -109,7 +114,13 @@ class DefectReport:
                                                                                    entry["part"] == STREAM)}
             for entry in self.clusters.to_dict("records")
         ]
-        return {"summary": self.summary(), "entries": entries, "counts": self.counts.to_dict("records")}
+        server = []
+        for entry in self.server.to_dict("records"):
+            request = entry.pop("request")
+            server.append({**entry, "requests": None if request is None else
+                           {"plain": server_body(request, False), "stream": server_body(request, True)}})
+        return {"summary": self.summary(), "entries": entries, "server_layer": server,
+                "counts": self.counts.to_dict("records")}
 
     def summary(self) -> dict[str, int]:
         """Entries and cases per part and section (the console's line)."""
@@ -534,7 +545,10 @@ def oracle_defects(run: Run, requests: bool = True) -> DefectReport:
                   .rename("cases").reset_index())
     else:
         counts = pd.DataFrame(columns=["part", "section", "family", "kind", "construct", "template", "cases"])
-    return DefectReport(counts=counts, clusters=clusters)
+    layer = server_layer(run)
+    layer["request"] = [plans.request(template, session_id)
+                        for template, session_id in zip(layer["template"], layer["session_id"])]
+    return DefectReport(counts=counts, clusters=clusters, server=layer)
 
 
 class NoPlans(Plans):

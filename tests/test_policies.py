@@ -174,3 +174,15 @@ def test_an_invented_call_id_is_the_server_policy_and_nothing_else_of_the_call()
     assert rules.explain(written, other, point) is None
     renamed = Message(tool_calls=(ToolCall("get_time", '{"city": "Rio"}'),))
     assert rules.explain(written, renamed, point) is None
+
+
+def test_a_policy_may_waive_only_the_consistent_check(tmp_path: Path) -> None:
+    rules = load_policies(SERVER_POLICIES)
+    assert rules.broken_by("streams-invented-call-ids") == ("consistent",)
+    assert rules.broken_by("serves-raw-text-for-an-empty-read") == ()
+    assert load_policies(REPLY_POLICIES).broken_by("keeps-what-the-stream-showed+holds-marker-starts") == ()
+    path = tmp_path / "policies.toml"
+    path.write_text('[[policy]]\nname = "a"\nrule = "kept_stream"\nreason = "r"\ndocumented = "d"\n'
+                    'breaks = ["clean"]\n')
+    with pytest.raises(PolicyFileError, match=r"#1: field 'breaks': \['clean'\]"):
+        load_policies(path)

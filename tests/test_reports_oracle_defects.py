@@ -340,3 +340,35 @@ def test_without_a_meaning_only_arguments_that_are_not_json_count_against_llama_
     assert sections == {"n1": ROBUSTNESS, "n2": ROBUSTNESS, "n3": MAIN}
     assert all("may have written it so" in reason for reason in entries.loc[entries["section"] == ROBUSTNESS,
                                                                                  "reason"])
+
+
+def test_a_llama_server_runs_own_layer_is_one_entry_per_policy_and_parser(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path)
+    builder.stamp.update({"parser": "llama-server", "parser_spec": "llama-server",
+                          "expectations": "harness/server_expectations"})
+    written = message(calls=(("get_time", "{}", "Xq7Tz2Lp9"),))
+    for case, template in (("m1", "nemo.jinja"), ("m2", "nemo.jinja"), ("m3", "other.jinja")):
+        builder.row(case, template, "tokens", shape="one_call", reply='[TOOL_CALLS][{"name": "get_time"}]',
+                    explained="streams-invented-call-ids", oracle_reading=json.dumps(written),
+                    parser_reading=json.dumps(message(calls=(("get_time", "{}", ""),))))
+    builder.row("g1", "oss.jinja", shape="call_in_analysis_channel", reply="<|channel|>", syntax="gpt_oss",
+                explained="serves-raw-text-for-an-empty-read", oracle_reading=json.dumps(message()),
+                parser_reading=json.dumps(message("<|channel|>")))
+    builder.row("h1", "oss.jinja", shape="one_call", reply="x", syntax="gpt_oss", explained="held_arguments")
+    run = load_run(builder.write())
+    report = oracle_defects(run, requests=False)
+    layer = report.server.set_index("id")
+    assert list(layer.index) == ["L1", "L2"]
+    assert (layer.loc["L1", "policy"], layer.loc["L1", "cases"], layer.loc["L1", "templates"]) == (
+        "streams-invented-call-ids", 3, 2)
+    assert (layer.loc["L2", "policy"], layer.loc["L2", "case_id"], layer.loc["L2", "server"]["content"]) == (
+        "serves-raw-text-for-an-empty-read", "g1", "<|channel|>")
+    text = defects_markdown(report, run)
+    assert "## llama-server's own layer (2 entries, 4 cases)" in text
+    assert "llama-server answers, the stream's end (tokens):" in text.split("### L1.")[1]
+    assert [entry["policy"] for entry in report.to_json()["server_layer"]] == [
+        "streams-invented-call-ids", "serves-raw-text-for-an-empty-read"]
+    builder.stamp.update({"parser": "reply", "parser_spec": "reply", "expectations": "reply/expectations"})
+    other = load_run(builder.write())
+    assert oracle_defects(other, requests=False).server.empty
+    assert "own layer" not in defects_markdown(oracle_defects(other, requests=False), other)
