@@ -173,8 +173,8 @@ def server_parts(entry: dict[str, Any], run: Run) -> list[str]:
     answer = "the non-stream answer" if entry["chunking"] == "whole" else f"the stream's end ({entry['chunking']})"
     parts = [
         f"### {entry['id']}. {entry['family']}: llama-server {entry['policy']}", "",
-        f"- {counted(entry['cases'], 'case')} on {counted(entry['templates'], 'template')} "
-        f"({entry['template_names']}), llama.cpp parser `{entry['syntax']}`; chunkings {entry['chunkings']}",
+        (f"- {counted(entry['cases'], 'case')} on {counted(entry['templates'], 'template')} "
+         f"({entry['template_names']}), llama.cpp parser `{entry['syntax']}`; chunkings {entry['chunkings']}"),
         f"- {entry['reason']}",
         f"- where: {entry['documented']}",
         (f"- shown by `models/templates/{entry['template']}`, mode `{entry['mode']}`, shape `{entry['shape']}`; "
