@@ -307,7 +307,29 @@ def whole_findings(run: Run, plans: Plans, sessions: pd.DataFrame) -> list[dict[
                 not plans.writes_answer_so(row["template"], row["session_id"], row["reply"], truth):
             why = UNCONFIRMED
         found.append(finding(row, sessions, WHOLE_READ, kind, construct, truth, oracle, None, why))
-    return plain_refusals(found)
+    return request_refusals(plain_refusals(found), refusing_modes(run))
+
+
+def refusing_modes(run: Run) -> set[tuple[str, str]]:
+    """The templates and modes where llama.cpp rejects every finished reply whose meaning is known, replies with
+    calls and without alike: the request, not the reply, is what it refuses."""
+    rows = read_rows(run, ["template", "mode", "oracle_reading", "truth"],
+                     "chunking = 'whole' AND partial = 0 AND truth IS NOT NULL AND oracle_reading IS NOT NULL")
+    seen: dict[tuple[str, str], set[tuple[bool, bool]]] = {}
+    for template, mode, oracle, truth in zip(rows["template"], rows["mode"], rows["oracle_reading"], rows["truth"]):
+        calls = bool(json.loads(truth).get("tool_calls"))
+        seen.setdefault((template, mode), set()).add((calls, oracle.startswith('{"rejected"')))
+    return {key for key, kinds in seen.items() if kinds == {(True, True), (False, True)}}
+
+
+def request_refusals(found: list[dict[str, Any]], refusing: set[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The findings with a refusal in a mode that refuses every reply (`refusing_modes`) named after the mode's
+    request: every reply under reasoning_format none, or every reply to the request."""
+    for item in found:
+        if item["kind"] == "rejects the reply" and (item["template"], item["mode"]) in refusing:
+            item["construct"] = ("every reply, under reasoning_format none"
+                                 if REASONING_NONE in item["mode"].split("/") else "every reply to the request")
+    return found
 
 
 def grammar_writes_all(reply: str, verdict: GrammarVerdict | None, template: str) -> bool:

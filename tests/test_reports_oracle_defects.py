@@ -372,3 +372,21 @@ def test_a_llama_server_runs_own_layer_is_one_entry_per_policy_and_parser(tmp_pa
     other = load_run(builder.write())
     assert oracle_defects(other, requests=False).server.empty
     assert "own layer" not in defects_markdown(oracle_defects(other, requests=False), other)
+
+
+def test_a_mode_that_rejects_every_reply_is_one_entry_named_after_the_request(tmp_path: Path) -> None:
+    builder = StoreBuilder(tmp_path)
+    refused = json.dumps({"rejected": "The model produced output that does not match the expected format"})
+    replies = {"call": (message(calls=CALL), "<tool_call>{}</tool_call>"), "text": (message("Hi"), "Hi")}
+    modes = {"think/auto/reasoning_format=none": ("call", "text"), "think/auto": ("call",),
+             "nothink/auto": ("call", "text")}
+    for mode, refusals in modes.items():
+        for name, (truth, reply) in replies.items():
+            builder.row(f"{mode}:{name}", "a.jinja", mode=mode, shape=name, conversation="single",
+                        truth=json.dumps(truth), reply=reply, oracle_grammar="accepts from 0",
+                        oracle_vs_truth="rejects" if name in refusals else "match",
+                        oracle_reading=refused if name in refusals else json.dumps(truth))
+    entries = oracle_defects(load_run(builder.write()), requests=False).clusters
+    constructs = dict(zip(entries["construct"], entries["cases"]))
+    assert constructs == {"every reply, under reasoning_format none": 2, "a reply with calls": 1,
+                          "every reply to the request": 2}
