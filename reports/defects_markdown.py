@@ -202,7 +202,10 @@ def table(entries: pd.DataFrame) -> str:
     shown = entries[["id", "family", "kind", "construct", "templates", "cases", "writable", "upstream"]]
     states = [next((word for word in ("open", "fixed") if status.startswith(word)), "not checked")
               for status in shown["upstream"]]
-    return markdown_table(shown.assign(upstream=states), 60)
+    grammar = ["not asked" if value is None or value != value else "yes" if value else "no"
+               for value in shown["writable"]]
+    return markdown_table(shown.assign(upstream=states, writable=grammar).rename(
+        columns={"writable": "llama.cpp's grammar writes it"}), 60)
 
 
 def defects_markdown(report: DefectReport, run: Run) -> str:
@@ -221,7 +224,9 @@ def defects_markdown(report: DefectReport, run: Run) -> str:
         "", METHOD, "",
         "## Read first", "",
         ("Real (the template or llama.cpp's grammar says what the reply means), on the most templates, each with a "
-        "request and a test-chat.cpp case:"), "",
+        "request and a test-chat.cpp case. Where llama.cpp's grammar does not write the reply (`no`), the reply is "
+        "the template's own and a model constrained by that grammar cannot write it: the grammar is at fault "
+        "too."), "",
         table(entries[entries["lead"]]) if len(entries) else "(none)", "",
     ]
     sections = (

@@ -162,6 +162,7 @@ def test_the_markdown_leads_with_the_main_entries_and_never_calls_a_cut_reply_fi
     text = defects_markdown(oracle_defects(run, requests=False), run)
     read_first = text.split("## Read first")[1].split("\n## ")[0]
     assert "| W1 " in read_first and "RW1" not in read_first
+    assert "llama.cpp's grammar writes it" in read_first and "| yes " in read_first
     sections = text.split("\n## ")
     robustness = next(part for part in sections if part.startswith("Robustness, whole reads"))
     assert "### RW1." in robustness and "### W1." not in robustness
