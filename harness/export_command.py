@@ -16,6 +16,7 @@ from chatparity.model import (
     ParserUnderTest,
     Profile,
     Reading,
+    Session,
     reading_to_json,
 )
 from harness import chunkings
@@ -61,12 +62,23 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def request_of(case: Case) -> dict[str, Any]:
-    """What the parser protocol's `open` carries for the case's session, the template named by its name and
-    sha256 rather than given whole."""
-    request = session_json(case.session)
+def request_of(session: Session) -> dict[str, Any]:
+    """What the parser protocol's `open` carries for a session, the template named by its name and sha256
+    rather than given whole."""
+    request = session_json(session)
     del request["template_source"]
-    return {**request, "template_sha256": case.session.template_sha256}
+    return {**request, "template_sha256": session.template_sha256}
+
+
+def session_fields(session: Session) -> dict[str, Any]:
+    """The fields of a line that name its session."""
+    return {
+        "session": session.id,
+        "template": session.template,
+        "template_sha256": session.template_sha256,
+        "mode": session.mode.label,
+        "request": request_of(session),
+    }
 
 
 def streamed(runner: SessionRunner, oracle: OracleSession, case: Case, names: tuple[str, ...],
@@ -96,7 +108,8 @@ def streamed(runner: SessionRunner, oracle: OracleSession, case: Case, names: tu
 def session_lines(runner: SessionRunner, reads: RecordingReads) -> list[dict[str, Any]]:
     """The case lines of one session: the sweep's oracle reads of every case made (as its runner makes them),
     each case's readings, and the answers given, each on the first line whose reply it concerns (the session's
-    render on its first line). A session llama.cpp refuses to render runs at no chunking, as in a sweep."""
+    render on its first line). A session llama.cpp refuses to render runs at no chunking, as in a sweep; one
+    without a case is a line without `case`, holding its render."""
     oracle = reads.session(runner.session)
     render: RenderInfo | None = None
     failed, declined = "", False
@@ -119,12 +132,8 @@ def session_lines(runner: SessionRunner, reads: RecordingReads) -> list[dict[str
         else:
             streams = {} if declined else {name: [] for name in names}
         lines.append({
-            "session": runner.session.id,
+            **session_fields(runner.session),
             "case": case.id,
-            "template": runner.session.template,
-            "template_sha256": runner.session.template_sha256,
-            "mode": runner.session.mode.label,
-            "request": request_of(case),
             "reply": case.reply.text,
             "partial": case.reply.partial,
             "origin": case.reply.origin,
@@ -133,10 +142,11 @@ def session_lines(runner: SessionRunner, reads: RecordingReads) -> list[dict[str
             "chunkings": streams,
             "answers": [],
         })
+    if not lines:
+        lines.append({**session_fields(runner.session), "answers": []})
     for parts, value in reads.taken():
-        at = next((index for index, line in enumerate(lines) if line["reply"] in parts), 0)
-        if lines:
-            lines[at]["answers"].append([parts, value])
+        at = next((index for index, line in enumerate(lines) if line.get("reply") in parts), 0)
+        lines[at]["answers"].append([parts, value])
     return lines
 
 

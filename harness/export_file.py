@@ -1,7 +1,8 @@
 """The export file: llama.cpp's readings of a profile's cases as versioned JSON lines, written and checked.
 
 The first line is the header (format, version, the oracle's identity, profile, selection); each line after it
-is one case, its session id first so a reader finds a session's lines without decoding the others."""
+is one case (or a session without one), its session id first so a reader finds a session's lines without
+decoding the others."""
 
 from __future__ import annotations
 
@@ -23,10 +24,11 @@ HEADER_FIELDS: dict[str, type] = {
     "format": str, "version": int, "llama_cpp_commit": str, "llama_cpp_python_version": str,
     "sdist_sha256": str, "oracle_build": str, "profile": str, "chunkings": list, "selection": dict,
 }
+SESSION_FIELDS: dict[str, type] = {
+    "session": str, "template": str, "template_sha256": str, "mode": str, "request": dict, "answers": list,
+}
 CASE_FIELDS: dict[str, type] = {
-    "session": str, "case": str, "template": str, "template_sha256": str, "mode": str, "request": dict,
-    "reply": str, "partial": bool, "origin": str, "shape": str, "reading": dict, "chunkings": dict,
-    "answers": list,
+    "case": str, "reply": str, "partial": bool, "origin": str, "shape": str, "reading": dict, "chunkings": dict,
 }
 STREAM_FIELDS: dict[str, type] = {"chunks": list, "snapshots": list, "end": dict}
 
@@ -63,15 +65,16 @@ def header(identity: OracleIdentity, profile: str, chunkings: Iterable[str], sel
     }
 
 
-def write_export(path: Path, head: dict[str, Any], cases: Iterable[dict[str, Any]]) -> int:
-    """Write the header and the case lines (each with `session` first) whole or not at all; how many cases."""
+def write_export(path: Path, head: dict[str, Any], body: Iterable[dict[str, Any]]) -> int:
+    """Write the header and the lines after it (each with `session` first) whole or not at all; how many of
+    them are cases."""
     count = 0
     try:
         with replacing(path) as partial, partial.open("w", encoding="ascii") as out:
             out.write(line_text(head))
-            for case in cases:
-                out.write(line_text(case))
-                count += 1
+            for line in body:
+                out.write(line_text(line))
+                count += "case" in line
     except OSError as error:
         raise fault(path, error, "no export written: free space there or name another --out") from None
     return count
@@ -116,7 +119,14 @@ def export_identity(path: Path) -> OracleIdentity:
 
 
 def check_case(path: Path, line: int, data: dict[str, Any]) -> None:
-    """Raise an ExportError naming the first field of a case line that is missing or malformed."""
+    """Raise an ExportError naming the first field of a line that is missing or malformed (a line without
+    `case` is a session's without a case)."""
+    checked(path, line, data, SESSION_FIELDS)
+    for index, answer in enumerate(data["answers"]):
+        if not (isinstance(answer, list) and len(answer) == 2 and isinstance(answer[0], list)):
+            raise ExportError(path, line, f"answers[{index}]", "expected [parts, value]")
+    if "case" not in data:
+        return
     checked(path, line, data, CASE_FIELDS)
     for name, streams in data["chunkings"].items():
         if not isinstance(streams, list):
@@ -125,9 +135,6 @@ def check_case(path: Path, line: int, data: dict[str, Any]) -> None:
             if not isinstance(stream, dict):
                 raise ExportError(path, line, f"chunkings.{name}[{index}]", "expected dict")
             checked(path, line, stream, STREAM_FIELDS, f"chunkings.{name}[{index}].")
-    for index, answer in enumerate(data["answers"]):
-        if not (isinstance(answer, list) and len(answer) == 2 and isinstance(answer[0], list)):
-            raise ExportError(path, line, f"answers[{index}]", "expected [parts, value]")
 
 
 def lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -141,34 +148,29 @@ def lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 @dataclass(frozen=True)
 class Export:
-    """A checked export: its header, oracle identity, and the (case, chunking) pairs and sessions it holds."""
+    """A checked export: its header and the sessions it holds."""
 
-    path: Path
     header: dict[str, Any]
-    identity: OracleIdentity
-    pairs: tuple[tuple[str, str], ...]
     sessions: tuple[str, ...]
 
 
 def read_export(path: Path) -> Export:
     """Check every line of an export; an ExportError names the first damaged one."""
     head: dict[str, Any] | None = None
-    identity = None
-    pairs: list[tuple[str, str]] = []
     sessions: dict[str, None] = {}
     for number, text in lines(path):
         data = decoded_line(path, number, text)
         if head is None:
-            identity, head = check_header(path, data), data
+            check_header(path, data)
+            head = data
             continue
         check_case(path, number, data)
         if SESSION_AT.match(text) is None:
             raise ExportError(path, number, "session", "not the line's first field")
         sessions[data["session"]] = None
-        pairs += [(data["case"], name) for name in data["chunkings"]]
-    if head is None or identity is None:
+    if head is None:
         raise ExportError(path, 1, "(header)", "missing: the file is empty")
-    return Export(path, head, identity, tuple(sorted(set(pairs))), tuple(sessions))
+    return Export(head, tuple(sessions))
 
 
 class SessionLines:

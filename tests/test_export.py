@@ -14,7 +14,8 @@ from chatparity import cli
 from harness.export_file import FORMAT, VERSION
 from oracle.client import BINARY_ENV
 
-TEMPLATE = "Qwen-Qwen3-0.6B.jinja"
+TEMPLATE = "mistralai-Mistral-Nemo-Instruct-2407.jinja"
+"""A template with tool calls, thinking modes and a session none of whose replies runs at a chunking."""
 SHOW = re.compile(r"`chatparity show [^`|]*`?")
 """A table's command showing a case, which names the run's directory."""
 
@@ -45,12 +46,14 @@ def stored(run: Path, table: str) -> list[tuple[object, ...]]:
         connection.close()
 
 
-def test_the_export_holds_a_header_and_a_line_per_case(exported: Path) -> None:
+def test_the_export_holds_a_header_a_line_per_case_and_one_per_session_without_a_case(exported: Path) -> None:
     lines = [json.loads(line) for line in exported.read_text(encoding="ascii").splitlines()]
-    head, cases = lines[0], lines[1:]
+    head, cases = lines[0], [line for line in lines[1:] if "case" in line]
     assert (head["format"], head["version"], head["profile"]) == (FORMAT, VERSION, "quick")
     assert head["llama_cpp_commit"] and head["llama_cpp_python_version"] and head["oracle_build"]
-    assert cases and {case["template"] for case in cases} == {TEMPLATE}
+    assert cases and {line["template"] for line in lines[1:]} == {TEMPLATE}
+    alone = [line for line in lines[1:] if "case" not in line]
+    assert alone and all(line["answers"] and "reply" not in line for line in alone)
     streamed = next(case for case in cases if case["chunkings"].get("char"))
     stream = streamed["chunkings"]["char"][0]
     assert "".join(stream["chunks"]) == streamed["reply"]
@@ -79,9 +82,10 @@ def test_a_case_the_export_lacks_is_oracle_crashed(exported: Path, tmp_path: Pat
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     lines = exported.read_text(encoding="ascii").splitlines(keepends=True)
     cases = [json.loads(line) for line in lines[1:]]
-    replies = Counter(case["reply"] for case in cases)
+    replies = Counter(case.get("reply") for case in cases)
     dropped = next(index for index in range(1, len(cases))
-                   if cases[index]["session"] == cases[index - 1]["session"] and replies[cases[index]["reply"]] == 1)
+                   if "case" in cases[index] and cases[index]["session"] == cases[index - 1]["session"]
+                   and replies[cases[index]["reply"]] == 1)
     damaged = tmp_path / "lacking.jsonl"
     damaged.write_text("".join(lines[:dropped + 1] + lines[dropped + 2:]), encoding="ascii")
     monkeypatch.setenv(BINARY_ENV, str(tmp_path / "no-llama-cpp"))
