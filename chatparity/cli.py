@@ -20,6 +20,7 @@ COMMANDS = {
     "corpus": ("corpora.commands", "show the sessions and replies a sweep would run"),
     "protocol-check": ("harness.protocol_check_command", "check a parser program speaks the protocol"),
     "sweep": ("reports.commands.sweep", "run the oracle and a parser over the corpus"),
+    "export": ("harness.export_command", "write a profile's cases with llama.cpp's readings, for sweep --oracle"),
     "report": ("reports.commands.report", "write the tables of a run"),
     "diff": ("reports.commands.diff", "compare a base run with a head run"),
     "gate": ("reports.commands.gate", "fail on rows that regressed against a baseline"),
@@ -45,8 +46,13 @@ EXAMPLES = {
     "sweep": [
         "chatparity sweep --profile quick -n 2",
         "chatparity sweep --templates 'Qwen-Qwen3-*' --chunking whole,char --out /tmp/qwen3",
+        "chatparity sweep --oracle quick.jsonl   # against an export, without llama.cpp",
         ("chatparity sweep --parser 'cmd:node examples/hermes_parser/parser.mjs' --templates 'Qwen-Qwen3-0.6B.jinja' "
         "--expectations examples/hermes_parser/expectations"),
+    ],
+    "export": [
+        "chatparity export --profile quick --out quick.jsonl",
+        "chatparity sweep --oracle quick.jsonl --templates 'Qwen-Qwen3-*'",
     ],
     "report": ["chatparity report reports/runs/quick-reply"],
     "diff": [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,7 @@ class RenderInfo:
 
 
 TRIGGER_WORD = 1
+TOKENIZE = "tokenize"
 LITERAL_RUN = re.compile(r"(?:[^\\.^$|?*+()\[\]{}]|\\[^\w\s])+")
 SHORTEST_PATTERN_MARKER = 3
 
@@ -108,19 +109,27 @@ class OracleReads:
         except OracleError as error:
             raise OracleRefused(Outcome.ORACLE_CRASHED, f"{op}: {error}") from error
 
+    def answer(self, parts: Sequence[Any], compute: Callable[[], Any]) -> Any:
+        """The cached answer for `parts` (what it depends on besides the oracle), or compute and store it."""
+        key = OracleCache.key(self.identity.build_id, self.identity.version, *parts)
+        if self.cache is not None:
+            found = self.cache.get(key)
+            if found is not None:
+                return found
+        value = compute()
+        if self.cache is not None:
+            self.cache.put(key, value)
+        return value
+
     def tokens(self, vocab: Vocab, text: str) -> TokenPieces:
         """A reply's token pieces in a vocab, from the cache or llama.cpp's tokenizer; an error answer or pieces
         that do not spell the text are OracleFailed (oracle_crashed) too."""
-        key = OracleCache.key(self.identity.build_id, self.identity.version, "tokenize", vocab.key(), text)
-        found = self.cache.get(key) if self.cache is not None else None
-        if found is None:
+
+        def compute() -> dict[str, Any]:
             tokenization = self.ask("tokenize", vocab, text)
-            found = {
-                "pieces": [piece.hex() for piece in tokenization.pieces],
-                "special": tokenization.special,
-            }
-            if self.cache is not None:
-                self.cache.put(key, found)
+            return {"pieces": [piece.hex() for piece in tokenization.pieces], "special": tokenization.special}
+
+        found = self.answer((TOKENIZE, vocab.key(), text), compute)
         try:
             return token_pieces(text, [bytes.fromhex(piece) for piece in found["pieces"]], found["special"])
         except ValueError as error:
@@ -155,22 +164,9 @@ class OracleSession:
         self.streams: list[Streamed] = []
         self.kept: tuple[str, tuple[int, ...], frozenset[int]] = ("", (), frozenset())
 
-    def key(self, what: Sequence[Any]) -> str:
-        """The cache key of this session's answer for `what`."""
-        return OracleCache.key(self.reads.identity.build_id, self.reads.identity.version, self.request_key, *what)
-
-    def cached(self, what: Sequence[Any], compute: Any) -> Any:
-        """The cached answer for `what`, or compute and store it."""
-        cache = self.reads.cache
-        key = self.key(what)
-        if cache is not None:
-            found = cache.get(key)
-            if found is not None:
-                return found
-        value = compute()
-        if cache is not None:
-            cache.put(key, value)
-        return value
+    def cached(self, what: Sequence[Any], compute: Callable[[], Any]) -> Any:
+        """The cached answer for `what` of this session, or compute and store it."""
+        return self.reads.answer((self.request_key, *what), compute)
 
     def rendered(self) -> Any:
         """The client's Render of the session (a request), keeping its handle."""

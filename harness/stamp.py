@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from harness.chunkings import RANDOM_PREFIX
 from harness.compare import NORMALISATIONS
+from harness.export_file import export_identity
 from harness.oracle_reads import OracleIdentity
 from harness.sweep_config import SweepConfig
 from templates.index import INDEX_PATH, index_hash
@@ -21,8 +23,10 @@ def make_stamp(
 ) -> dict[str, Any]:
     """The stamp of a finished run (no clock, no worker names: identical runs have identical stamps at any -n):
     `parser` is the parser's identity (its name, whatever its path), `parser_spec` how this run started it;
-    `chunking_rows` how many rows each chunking made (`rows`), under the rules `chunking_rules` names."""
-    oracle = OracleIdentity.of(config.oracle_version)
+    `chunking_rows` how many rows each chunking made (`rows`), under the rules `chunking_rules` names; the
+    oracle is the one the export `--oracle` names, where the run read one."""
+    oracle = export_identity(Path(config.oracle_export)) if config.oracle_export else \
+        OracleIdentity.of(config.oracle_version)
     profile = config.profile_rules
     return {
         "llama_cpp_commit": oracle.llama_cpp_commit,
@@ -51,6 +55,7 @@ def make_stamp(
             "corpus": config.corpus,
             "source": config.source,
             "only_failing": config.only_failing,
+            **({"oracle_export": config.oracle_export} if config.oracle_export else {}),
         },
         "lost_items": sorted(lost),
     }

@@ -18,11 +18,13 @@ from chatparity.files import FileFault, fault, remove_stale, temporary_path
 from chatparity.model import Profile
 from corpora.corpus_file import read_corpus
 from harness import chunkings, store
+from harness.export_file import read_export
 from harness.known_divergences import DivergenceFileError, divergences_in
 from harness.oracle_cache import default_directory
 from harness.parser_specs import (
     DEFAULT_PARSER,
     ParserKind,
+    ParserSpec,
     expectations_directory,
     expectations_path,
     parser_spec,
@@ -132,6 +134,14 @@ def arguments(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-oracle-cache", action="store_true", help="always ask llama.cpp")
     parser.add_argument(
+        "--oracle",
+        metavar="FILE",
+        type=Path,
+        help="read llama.cpp's answers from an export ('chatparity export') instead of llama.cpp, which is "
+        "neither built nor started: only the export's sessions run, and a case or chunking it lacks is "
+        "oracle_crashed",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=DEFAULT_TIMEOUT,
@@ -193,6 +203,10 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
         raise ValueError(str(error)) from None
     out = (options.out or default_out(options.profile, options.parser)).resolve()
     cache = None if options.no_oracle_cache else str((options.oracle_cache or default_directory()).resolve())
+    sessions = None if failing is None else tuple(sorted({session for _, _, session in failing}))
+    if options.oracle:
+        sessions = export_sessions(options, spec, sessions)
+        cache = None
     return SweepConfig(
         parser=options.parser,
         profile=options.profile,
@@ -211,8 +225,25 @@ def make_config(options: argparse.Namespace) -> SweepConfig:
         only_failing=str(options.only_failing) if options.only_failing else None,
         expectations=expectations,
         selected=selected,
-        selected_sessions=None if failing is None else tuple(sorted({session for _, _, session in failing})),
+        selected_sessions=sessions,
+        oracle_export=str(options.oracle.resolve()) if options.oracle else None,
     )
+
+
+def export_sessions(options: argparse.Namespace, spec: ParserSpec, sessions: tuple[str, ...] | None
+                    ) -> tuple[str, ...]:
+    """The sessions a sweep against the export `--oracle` runs: the export's (those of `sessions` among them,
+    where a selection names some); a damaged export, another profile's or a parser that runs llama.cpp itself
+    is a ValueError."""
+    if spec.kind in (ParserKind.ORACLE, ParserKind.SERVER):
+        raise ValueError(f"--oracle: --parser {options.parser} runs llama.cpp itself; an export holds only the "
+                         "answers the sweep's own oracle reads")
+    export = read_export(options.oracle)
+    if export.header["profile"] != options.profile:
+        raise ValueError(f"--oracle {options.oracle} holds the cases of the {export.header['profile']} profile: "
+                         f"sweep it with --profile {export.header['profile']}")
+    held = set(export.sessions)
+    return tuple(session for session in sessions if session in held) if sessions is not None else export.sessions
 
 
 def server_chunkings(profile: str) -> tuple[str, ...]:
@@ -317,8 +348,8 @@ def main(argv: list[str], prog: str = "chatparity sweep", publish: Callable[[Pat
 def build_oracles(config: SweepConfig) -> None:
     """Build the oracle the sweep reads with (and the one it tests, for `--parser oracle:V`) before its workers
     start, where the build's progress and directory show (a worker's output is pytest's to capture); nothing
-    when CHATPARITY_ORACLE_BINARY names one."""
-    if os.environ.get(BINARY_ENV):
+    when CHATPARITY_ORACLE_BINARY names one or the sweep reads an export."""
+    if os.environ.get(BINARY_ENV) or config.oracle_export:
         return
     spec = parser_spec(config.parser)
     versions = {resolve_version(config.oracle_version)}

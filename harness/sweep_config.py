@@ -29,6 +29,7 @@ class SweepConfig:
     source: str = "catalog"
     oracle_version: str | None = None
     oracle_cache: str | None = None
+    oracle_export: str | None = None
     timeout: float = 30.0
     only_failing: str | None = None
     expectations: str | None = None

@@ -21,6 +21,7 @@ from chatparity.model import ParserUnderTest, Record, Row, SessionRecord
 from chatparity.processes import end_with_parent, interrupt_on_term
 from harness import store
 from harness.collector import ReadingCollector
+from harness.export_reads import ExportReads
 from harness.input_rules import broken_input
 from harness.known_divergences import KnownDivergences, divergences_in
 from harness.oracle_cache import OracleCache, take_notes
@@ -93,7 +94,10 @@ class SweepState:
 
     @property
     def oracle(self) -> OracleReads:
-        """The oracle's reads, through the disk cache unless it is switched off."""
+        """The oracle's reads: from the export `--oracle` names, else through the disk cache unless it is
+        switched off."""
+        if self._oracle is None and self.config.oracle_export:
+            self._oracle = ExportReads(Path(self.config.oracle_export), self.config.timeout)
         if self._oracle is None:
             cache = OracleCache(Path(self.config.oracle_cache)) if self.config.oracle_cache else None
             self._oracle = OracleReads(
