@@ -521,7 +521,7 @@ def record_from(record_type: type[Record], data: Mapping[str, Any]) -> Any:
     is an error), its fields set at once (the frozen dataclass's own __init__ sets each through
     object.__setattr__, several times slower for a row's many columns; a sweep makes a row per case and
     chunking)."""
-    names, required, defaults = column_defaults(record_type)
+    names, required, defaults = column_defaults(record_type)  # type: ignore[arg-type]
     if not data.keys() <= names:
         unknown = sorted(data.keys() - names)
         raise ValueError(f"{record_type.__name__}: unknown columns {', '.join(unknown)}")

@@ -1,6 +1,7 @@
 """The catalog: every session a sweep runs and every reply it reads in each, by profile."""
 
 from __future__ import annotations
+
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,9 +29,11 @@ class Budget:
     fuzz_count: int
 
 
-QUICK_CALL_CUTS = (CutPoint.IN_CALL_MARKER, CutPoint.AFTER_CALL_MARKER, CutPoint.IN_NAME, CutPoint.IN_ARGUMENTS)
-QUICK_THOUGHT_CUTS = (CutPoint.IN_MARKER, CutPoint.IN_THOUGHT)
-QUICK_CLOSING_CUTS = (CutPoint.IN_SPACE_BEFORE_CLOSING, CutPoint.IN_CLOSING)
+QUICK_CALL_CUTS: tuple[CutPoint, ...] = (
+    CutPoint.IN_CALL_MARKER, CutPoint.AFTER_CALL_MARKER, CutPoint.IN_NAME, CutPoint.IN_ARGUMENTS
+)
+QUICK_THOUGHT_CUTS: tuple[CutPoint, ...] = (CutPoint.IN_MARKER, CutPoint.IN_THOUGHT)
+QUICK_CLOSING_CUTS: tuple[CutPoint, ...] = (CutPoint.IN_SPACE_BEFORE_CLOSING, CutPoint.IN_CLOSING)
 BUDGETS = {
     Profile.QUICK: Budget(thinking_shapes.QUICK_SHAPES, call_shapes.QUICK_SHAPES, False, 2),
     Profile.FULL: Budget(tuple(ThinkingShape), tuple(CallShape), True, 16),

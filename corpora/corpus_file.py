@@ -302,7 +302,7 @@ def file_planned(entry: TemplateEntry, mode: Mode, conversation: str, history: t
     try:
         prompt = render_chat(entry, source, history, session.tools, mode.thinking, session.kwargs, True)
         without = render_chat(entry, source, history, session.tools, mode.thinking, session.kwargs, False)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - a template may raise anything; the error is kept
         return FilePlannedSession(session, entry, error_text(error), False, found)
     opened = opens_thought(generation_prompt(without, prompt), entry.think_start, entry.think_end)
     return FilePlannedSession(dataclasses.replace(session, prompt=prompt), entry, "", opened, found)

@@ -227,6 +227,7 @@ class CommandReader:
             if given is not None and (not isinstance(given, list) or len(given) != len(chunks)):
                 raise ParserCrashed(f"stream: expected {len(chunks)} {name}, got {json.dumps(given)[:200]}")
         if raw is None:
+            assert deltas is not None
             merged = MergedDeltas(deltas)
             final = answer_reading(response.get("final"), "final reading") if finish else merged.last
             return StreamRead(merged, final)

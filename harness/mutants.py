@@ -187,9 +187,10 @@ def python_mutants(file: str, source: str) -> list[Mutant]:
     lines = source.splitlines(keepends=True)
     found: list[Mutant] = []
 
-    def add(node: ast.AST, operator: str, replacement: str) -> None:
-        start = offset(lines, node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        end = offset(lines, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    def add(node: ast.expr | ast.stmt, operator: str, replacement: str) -> None:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        start = offset(lines, node.lineno, node.col_offset)
+        end = offset(lines, node.end_lineno, node.end_col_offset)
         original = source[start:end]
         if replacement != original:
             found.append(
@@ -198,7 +199,7 @@ def python_mutants(file: str, source: str) -> list[Mutant]:
                     node.lineno,
                     node.col_offset,
                     node.end_lineno,
-                    node.end_col_offset,  # type: ignore[attr-defined]
+                    node.end_col_offset,
                     operator,
                     original,
                     replacement,

@@ -88,7 +88,7 @@ def broken_checks(row: Any) -> list[str]:
     found = [check for check in OWN_STREAM_CHECKS if getattr(row, check) == 0] if departs(row) else []
     for check, column in COUNTED_CHECKS.items():
         if getattr(row, check) == 0:
-            count = getattr(row, column, None)
+            count = getattr(row, column, math.nan)
             found.append(f"{check}={int(count)}" if known(count) else check)
     return found + structural_breaks(row)
 

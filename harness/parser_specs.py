@@ -75,7 +75,8 @@ def parser_spec(text: str) -> ParserSpec:
         )
     _, factory = import_object(full, "parser spec")
     if not callable(factory):
-        raise ValueError(f"parser spec {text!r}: {full.rpartition(':')[2]} is not callable")
+        raise ValueError(  # noqa: TRY004 - a wrong spec is wrong input, a ValueError as every spec error
+            f"parser spec {text!r}: {full.rpartition(':')[2]} is not callable")
     return ParserSpec(text, ParserKind.PYTHON, full)
 
 

@@ -311,7 +311,8 @@ class PythonParser:
     def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.module, factory = import_object(spec, "parser spec")
         if not callable(factory):
-            raise ValueError(f"parser spec {spec!r}: {spec.rpartition(':')[2]} is not callable")
+            raise ValueError(  # noqa: TRY004 - a wrong spec is wrong input, a ValueError as every spec error
+                f"parser spec {spec!r}: {spec.rpartition(':')[2]} is not callable")
         self.timeout = timeout
         self.parser = factory()
         own = getattr(self.parser, "name", None)

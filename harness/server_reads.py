@@ -80,8 +80,8 @@ def final_answer(post: Callable[[str, dict[str, Any]], Any], log_since: Callable
             raise
         refused = logged_output(log_since)
         if refused is None or not refused.endswith(reply):
-            hidden = refused is not None and without(refused, hidden).endswith(without(reply, hidden))
-            cause = Cause.SPECIAL if hidden else Cause.GRAMMAR if session.tools else Cause.OTHER
+            special = refused is not None and without(refused, hidden).endswith(without(reply, hidden))
+            cause = Cause.SPECIAL if special else Cause.GRAMMAR if session.tools else Cause.OTHER
             shown = "no text in its log" if refused is None else f"its parser refused text ending {refused[-80:]!r}"
             raise not_written(cause, f"HTTP 500 ({error.message[:120]}); {shown}") from None
         return Rejection(error.message)

@@ -48,5 +48,6 @@ def load_source(spec: str) -> Source:
         return CatalogSource()
     _, source = import_object(spec, "source")
     if not (callable(getattr(source, "plan", None)) and callable(getattr(source, "replies", None))):
-        raise ValueError(f"source {spec!r}: needs plan(config) and replies(planned, profile)")
+        raise ValueError(  # noqa: TRY004 - a wrong spec is wrong input, a ValueError as every spec error
+            f"source {spec!r}: needs plan(config) and replies(planned, profile)")
     return source

@@ -146,14 +146,14 @@ def column_names(record_type: type[Record]) -> tuple[str, ...]:
 @cache
 def column_getter(record_type: type[Record]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
     """What reads a mapping's values in the record type's column order."""
-    return operator.itemgetter(*column_names(record_type))
+    return operator.itemgetter(*column_names(record_type))  # type: ignore[arg-type]
 
 
 def values_of(record_type: type[Record], data: Mapping[str, Any]) -> tuple[Any, ...]:
     """A record's values in column order from a mapping of its columns; a mapping that lacks some goes through
     the record type, which fills their defaults and refuses unknown ones."""
-    if data.keys() == column_defaults(record_type)[0]:
-        return column_getter(record_type)(data)
+    if data.keys() == column_defaults(record_type)[0]:  # type: ignore[arg-type]
+        return column_getter(record_type)(data)  # type: ignore[arg-type]
     return record_values(record_from(record_type, data))
 
 
@@ -185,7 +185,7 @@ class Spool:
     def add(self, item: str, record_type: type[Record], found: Iterable[Mapping[str, Any]]) -> None:
         """Append one item's records of one type, each given as a mapping of its columns."""
         table = next(name for name, kind in TABLES.items() if kind is record_type)
-        names = column_names(record_type)
+        names = column_names(record_type)  # type: ignore[arg-type]
         marks = ", ".join("?" for _ in range(len(names) + 2))
         sql = f"INSERT INTO {table} (spool_item, spool_position, {', '.join(names)}) VALUES ({marks})"
         values = [(item, position, *values_of(record_type, data)) for position, data in enumerate(found)]

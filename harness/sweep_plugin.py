@@ -277,13 +277,14 @@ def failing_of(report: pytest.TestReport) -> list[tuple[str, str, str]] | None:
     """The failing rows' labels a session's report carries (None for a report without them)."""
     for name, value in report.user_properties:
         if name == FAILING:
-            return [tuple(item) for item in value]  # type: ignore[misc]
+            return [(case, chunking, label) for case, chunking, label in cast(list[list[str]], value)]
     return None
 
 
 def record_dict(record: Record) -> dict[str, Any]:
     """A flat record's columns as a dict (what dataclasses.asdict gives, without its deep copies)."""
-    return {name: getattr(record, name) for name in store.column_names(type(record))}
+    names = store.column_names(type(record))  # type: ignore[arg-type]
+    return {name: getattr(record, name) for name in names}
 
 
 def storable(value: Any) -> Any:

@@ -53,15 +53,15 @@ class CallTrace:
         import), and name the template of each session the sweep runs."""
         threading.settrace(self.on_call)
         sys.settrace(self.on_call)
-        from harness.runner import SessionRunner
+        from harness.runner import SessionResult, SessionRunner
 
         trace = self
         original = SessionRunner.run
 
-        def run(runner: SessionRunner) -> Any:
-            trace.begin(runner.planned.session.template)
+        def run(self: SessionRunner) -> SessionResult:
+            trace.begin(self.planned.session.template)
             try:
-                return original(runner)
+                return original(self)
             finally:
                 trace.template = IMPORT
 

@@ -134,11 +134,6 @@ class GrammarVerdict:
         verdict, _, at = head.partition(" @")
         return cls(verdict, int(at) if at else None, int(start) if start else None)
 
-    @property
-    def partials(self) -> list[Reading]:
-        """Every partial read, whole."""
-        return decoded(self.written)
-
 
 @dataclass(frozen=True)
 class Tokenization:

@@ -186,7 +186,7 @@ def _apply(source: str, bos: str, eos: str, messages: list[dict[str, Any]], gp: 
     try:
         return render(source, bos=bos, eos=eos, messages=messages, tools=tools or [], add_generation_prompt=gp,
                       enable_thinking=thinking, extra={"enable_thinking": thinking})
-    except Exception:
+    except Exception:  # noqa: BLE001 - a template may raise anything; the probe then fails (None)
         return None
 
 

@@ -163,7 +163,8 @@ def _tag_tagged(b: ChatBuilder, req: Request, fmt: ToolFormat, think: Parser) ->
     for tool in req.tools:
         function = tool["function"]
         name = function["name"]
-        required, optional = [], []
+        required: list[Parser] = []
+        optional: list[Parser] = []
         for param in parameters(function):
             opening = b.tool_arg_open(b.seq(fmt.arg_name_prefix, b.tool_arg_name(b.lit(param.name)),
                                             fmt.arg_name_suffix))

@@ -14,7 +14,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from reply.json_value import KINDS as JSON_KINDS
 from reply.json_value import scan as scan_json
@@ -221,6 +221,9 @@ class Json(Parser):
     kind: str
 
 
+ParserT = TypeVar("ParserT", bound=Parser)
+
+
 class Builder:
     """Makes parsers; `+` style helpers mirror common_peg_parser_builder."""
 
@@ -229,7 +232,7 @@ class Builder:
         self.rules: dict[str, Rule] = {}
         self.json_parsers: dict[str, Parser] = {}
 
-    def add(self, parser: Parser) -> Parser:
+    def add(self, parser: ParserT) -> ParserT:
         """Register a parser in the arena."""
         parser.id = len(self.parsers)
         self.parsers.append(parser)

@@ -92,7 +92,7 @@ def _request(session: Any, template: Template) -> Request:
             gp = generation_prompt(template.source, bos=template.bos, eos=template.eos, messages=attempt,
                                    tools=tools, enable_thinking=thinking, extra=extra, now=now)
             break
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - a template may raise anything; RenderFailed reports it
             errors.append(str(error))
     else:
         raise RenderFailed(f"the template does not render with jinja2: {errors[0]}")

@@ -20,7 +20,7 @@ from chatparity.model import PINNED_NOW, common_prefix_length
 class GenerationTag(Extension):
     """`{% generation %}…{% endgeneration %}` (HF's assistant-mask marker) renders its body unchanged."""
 
-    tags = frozenset({"generation"})
+    tags = {"generation"}  # noqa: RUF012 (jinja2 declares it as an instance attribute)
 
     def parse(self, parser: Any) -> Any:
         """Keep the body as it is."""

@@ -62,7 +62,7 @@ class Template:
             return render(self.source, bos=self.bos, eos=self.eos, messages=messages, tools=tools or [],
                           add_generation_prompt=False, enable_thinking=thinking,
                           extra={"enable_thinking": thinking})
-        except Exception:
+        except Exception:  # noqa: BLE001 - a template may raise anything; the probe then fails (None)
             return None
 
     @cached_property

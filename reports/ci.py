@@ -103,7 +103,7 @@ def junit_xml(run: Run, judgement: Judgement) -> str:
         counts["errors"] += 1
     for key, value in counts.items():
         suite.set(key, str(value))
-    root = ElementTree.Element("testsuites", **{key: str(value) for key, value in counts.items()})
+    root = ElementTree.Element("testsuites", {key: str(value) for key, value in counts.items()})
     root.append(suite)
     ElementTree.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ElementTree.tostring(root, encoding="unicode") + "\n"

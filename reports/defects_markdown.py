@@ -202,7 +202,7 @@ def table(entries: pd.DataFrame) -> str:
     shown = entries[["id", "family", "kind", "construct", "templates", "cases", "writable", "upstream"]]
     states = [next((word for word in ("open", "fixed") if status.startswith(word)), "not checked")
               for status in shown["upstream"]]
-    grammar = ["not asked" if value is None or value != value else "yes" if value else "no"
+    grammar = ["not asked" if pd.isna(value) else "yes" if value else "no"
                for value in shown["writable"]]
     return markdown_table(shown.assign(upstream=states, writable=grammar).rename(
         columns={"writable": "llama.cpp's grammar writes it"}), 60)

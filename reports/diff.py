@@ -63,7 +63,7 @@ class RunDiff:
 def more_breaks(base: dict[str, int | None], head: dict[str, int | None]) -> bool:
     """Whether a check breaks in the head that did not in the base, or in more snapshots (both counted)."""
     return any(
-        check not in base or (count is not None and base[check] is not None and count > base[check])
+        check not in base or (count is not None and (before := base[check]) is not None and count > before)
         for check, count in head.items()
     )
 

@@ -161,7 +161,9 @@ def conform(
         rows = run_rows(
             plan,
             replies,
-            lambda item: streamed and bool(item.text) and not item.partial and (item.text, False) in sampled,
+            lambda item, streamed=streamed, sampled=sampled: (
+                streamed and bool(item.text) and not item.partial and (item.text, False) in sampled
+            ),
         )
         tally.whole += sum(row.chunking == "whole" for row in rows)
         tally.streamed += sum(row.chunking == "char" for row in rows)

@@ -70,14 +70,14 @@ def written_turn(s: Session, calls: list[tuple[str, dict[str, Any]]], content: s
     try:
         base = render(s.template_source, messages=list(s.messages), add_generation_prompt=True, **args)
         full = render(s.template_source, messages=[*s.messages, message], add_generation_prompt=False, **args)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a template may raise anything; the corpora's context is tried next
         try:  # the corpora's render context, which renders templates that need arguments as JSON text
             entry = load_index()[s.template]
             base = render_chat(entry, s.template_source, list(s.messages), list(s.tool_defs), s.enable_thinking,
                                s.kwargs, True)
             full = render_chat(entry, s.template_source, [*s.messages, message], list(s.tool_defs),
                                s.enable_thinking, s.kwargs, False)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a template may raise anything; the turn is then unknown (None)
             return None
     size = 0
     while size < min(len(base), len(full)) and base[size] == full[size]:

@@ -69,6 +69,7 @@ def test_the_console_command_leaves_with_its_status_and_everything_frozen(args: 
         "from chatparity.cli import entry\n"
         "entry()\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", probe], check=False, capture_output=True, text=True,
+                          timeout=60)
     assert done.returncode == status
     assert done.stdout.strip().splitlines()[-1] == "frozen True"

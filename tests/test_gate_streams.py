@@ -220,7 +220,7 @@ def judged(run_dir: Path):
 def headline_table(run: Path) -> str:
     """The lines of a run's summary.md that count its rows and streams."""
     markdown = summary_markdown(*judged(run))
-    return "\n".join(line for line in markdown.splitlines() if line.startswith("- rows") or line.startswith("- streams"))
+    return "\n".join(line for line in markdown.splitlines() if line.startswith(("- rows", "- streams")))
 
 
 @pytest.mark.parametrize("planted", PLANTED)

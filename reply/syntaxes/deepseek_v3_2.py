@@ -41,7 +41,8 @@ def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
     choices = []
     for tool in req.tools if req.use_tools else []:
         name = tool["function"]["name"]
-        required, optional = [], []
+        required: list[Parser] = []
+        optional: list[Parser] = []
         for param in parameters(tool["function"]):
             is_string = param.may_be_string
             opening = b.tool_arg_open(b.seq(f'{param_start} name="', b.tool_arg_name(b.lit(param.name)),

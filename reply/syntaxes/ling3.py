@@ -47,7 +47,8 @@ def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
     choices = []
     for tool in req.tools:
         name = tool["function"]["name"]
-        required, optional = [], []
+        required: list[Parser] = []
+        optional: list[Parser] = []
         for param in parameters(tool["function"]):
             types = param.types
             if "string" not in types:

@@ -66,7 +66,8 @@ def build(b: ChatBuilder, template: Template, req: Request) -> Parser:
     choices = []
     for tool in req.tools:
         name = tool["function"]["name"]
-        required, optional = [], []
+        required: list[Parser] = []
+        optional: list[Parser] = []
         for param in parameters(tool["function"]):
             opening = b.tool_arg_open(b.seq("<parameter=", b.tool_arg_name(b.lit(param.name)), ">\n"))
             value = _value(b, param.types, arg_string, arg_close)
