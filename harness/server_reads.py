@@ -23,6 +23,12 @@ def chat_body(placement: Placement, partial: bool) -> dict[str, Any]:
     return {**placement.body, "max_tokens": max(1, limit), "verbose": True, "return_tokens": True}
 
 
+def constrained(session: Session) -> bool:
+    """Whether the server's tool grammar constrains what a request of the session writes: tools are offered and
+    tool_choice is not none."""
+    return bool(session.tools) and session.tool_choice != "none"
+
+
 def cause_of(tools: bool, ids: Sequence[int], tokens: Sequence[int], raw: str, reply: str) -> Cause | None:
     """Why the generated `tokens` and raw text are not the reply's (None when they are); `tools`: whether the
     request offered tools (so a grammar constrained the text, and may not let it end where the reply ends)."""
@@ -40,7 +46,7 @@ def check_written(session: Session, placement: Placement, reply: str, verbose: d
     """NotWritten when the server's generated ids (`return_tokens`) or raw text (`verbose`) are not the reply."""
     tokens = [int(token) for token in verbose.get("tokens") or ()]
     raw = str(verbose.get("content", ""))
-    cause = cause_of(bool(session.tools), placement.reply_ids, tokens, raw, reply)
+    cause = cause_of(constrained(session), placement.reply_ids, tokens, raw, reply)
     if cause is not None:
         raise not_written(cause, departure(reply, raw))
 
@@ -81,7 +87,7 @@ def final_answer(post: Callable[[str, dict[str, Any]], Any], log_since: Callable
         refused = logged_output(log_since)
         if refused is None or not refused.endswith(reply):
             special = refused is not None and without(refused, hidden).endswith(without(reply, hidden))
-            cause = Cause.SPECIAL if special else Cause.GRAMMAR if session.tools else Cause.OTHER
+            cause = Cause.SPECIAL if special else Cause.GRAMMAR if constrained(session) else Cause.OTHER
             shown = "no text in its log" if refused is None else f"its parser refused text ending {refused[-80:]!r}"
             raise not_written(cause, f"HTTP 500 ({error.message[:120]}); {shown}") from None
         return Rejection(error.message)

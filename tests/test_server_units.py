@@ -15,7 +15,7 @@ from corpora.catalog import plan
 from harness import sweep_command
 from harness.parser_specs import ParserKind, parser_spec
 from harness.server_client import Merged
-from harness.server_reads import cause_of, stream_snapshots, token_ends
+from harness.server_reads import cause_of, constrained, stream_snapshots, token_ends
 from harness.server_tape import Cause, last_run, place
 from harness.server_vocabs import Fidelity, template_vocab, token_type
 from harness.sweep_command import server_chunkings
@@ -102,6 +102,13 @@ def test_what_the_server_wrote_decides_the_cause() -> None:
     assert cause_of(False, [1, 2, 3], [1, 2], "ab", "abc") is Cause.SPECIAL
     assert cause_of(True, [1, 2, 3], [1, 5, 6, 7], "a??", "abc") is Cause.GRAMMAR
     assert cause_of(False, [1, 2, 3], [1, 5, 6], "a??", "abc") is Cause.OTHER
+
+
+@pytest.mark.parametrize(("mode", "grammar"), [("think/auto", True), ("think/required", True),
+                                               ("think/choice_none", False), ("nothink/none", False)])
+def test_only_a_request_that_may_call_is_constrained_by_the_tool_grammar(mode: str, grammar: bool) -> None:
+    session = plan("server", templates="Qwen-Qwen3-0.6B*", mode=mode)[0].session
+    assert constrained(session) is grammar
 
 
 def test_token_ends_count_code_points_and_wait_for_whole_characters() -> None:
