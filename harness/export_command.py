@@ -14,7 +14,6 @@ from chatparity.model import (
     InputError,
     ParserCrashed,
     ParserUnderTest,
-    Profile,
     Reading,
     Session,
     reading_to_json,
@@ -31,6 +30,7 @@ from harness.profiles import rules_of
 from harness.runner import SessionRunner
 from harness.server_view import ServerStream, server_final
 from harness.sources import CatalogSource
+from harness.sweep_command import add_oracle_flags, add_selection_flags
 from harness.sweep_config import SweepConfig
 from oracle.partial_reads import encoded
 
@@ -45,15 +45,8 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         description="Write a profile's cases with llama.cpp's readings (whole, and each chunking's snapshots) "
         "as JSON lines, for 'chatparity sweep --oracle FILE' or any conformance suite.",
     )
-    parser.add_argument("--profile", choices=[profile.value for profile in Profile], default=Profile.QUICK.value)
-    parser.add_argument("--templates", metavar="GLOB", help="only templates whose file name matches")
-    parser.add_argument("--family", help="only templates of this family")
-    parser.add_argument("--mode", metavar="GLOB", help="only modes whose label matches, e.g. 'think/*'")
-    parser.add_argument("--oracle-version", help="llama-cpp-python version of the oracle (default: the pin)")
-    parser.add_argument(
-        "--oracle-cache", type=Path, help=f"oracle answer cache (default {default_directory()})"
-    )
-    parser.add_argument("--no-oracle-cache", action="store_true", help="always ask llama.cpp")
+    add_selection_flags(parser)
+    add_oracle_flags(parser)
     parser.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT,
         help=f"seconds per oracle call (default {DEFAULT_TIMEOUT:g})",

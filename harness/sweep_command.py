@@ -49,6 +49,23 @@ SERVER_BUILD_FAILED = 3
 TMPDIR_REMEDY = "the sweep keeps its scratch files there: free space there or point TMPDIR elsewhere"
 
 
+
+def add_selection_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags choosing the profile and the templates and modes of it to read."""
+    parser.add_argument("--profile", choices=[profile.value for profile in Profile], default=Profile.QUICK.value)
+    parser.add_argument("--templates", metavar="GLOB", help="only templates whose file name matches")
+    parser.add_argument("--family", help="only templates of this family")
+    parser.add_argument("--mode", metavar="GLOB", help="only modes whose label matches, e.g. 'think/*'")
+
+
+def add_oracle_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags choosing the oracle's version and its answer cache."""
+    parser.add_argument("--oracle-version", help="llama-cpp-python version of the oracle (default: the pin)")
+    parser.add_argument(
+        "--oracle-cache", type=Path, help=f"oracle answer cache (default {default_directory()})"
+    )
+    parser.add_argument("--no-oracle-cache", action="store_true", help="always ask llama.cpp")
+
 def arguments(prog: str) -> argparse.ArgumentParser:
     """The sweep's flags."""
     parser = argparse.ArgumentParser(
@@ -69,10 +86,7 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         help="the parser's identity in the run's stamp, which gate and diff compare (default: the name its "
         "info op or Python object gives, else its spec)",
     )
-    parser.add_argument("--profile", choices=[profile.value for profile in Profile], default=Profile.QUICK.value)
-    parser.add_argument("--templates", metavar="GLOB", help="only templates whose file name matches")
-    parser.add_argument("--family", help="only templates of this family")
-    parser.add_argument("--mode", metavar="GLOB", help="only modes whose label matches, e.g. 'think/*'")
+    add_selection_flags(parser)
     parser.add_argument(
         "--chunking",
         metavar="C,...",
@@ -128,11 +142,7 @@ def arguments(prog: str) -> argparse.ArgumentParser:
         type=Path,
         help="write a JUnit XML file: a test case per session, failing when a row fails beyond expectations",
     )
-    parser.add_argument("--oracle-version", help="llama-cpp-python version of the oracle (default: the pin)")
-    parser.add_argument(
-        "--oracle-cache", type=Path, help=f"oracle answer cache (default {default_directory()})"
-    )
-    parser.add_argument("--no-oracle-cache", action="store_true", help="always ask llama.cpp")
+    add_oracle_flags(parser)
     parser.add_argument(
         "--oracle",
         metavar="FILE",
